@@ -1,0 +1,156 @@
+"""Settings: the one reader of the environment (and of `.env`). Everything else receives a `Settings`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+TOOL_NAMES = ("sequentialthinking", "crash", "sequential_thinking")
+Strategy = Literal["auto", "single", "double", "triple", "full", "none"]
+
+
+class Settings(BaseSettings):
+    """Every variable the server reads. `.env.example` mirrors these fields (a test keeps them in sync)."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", case_sensitive=False
+    )
+
+    # --- tools and server ---
+    thinking_tools: str = Field(
+        default=",".join(TOOL_NAMES), description="Comma-separated tools to serve (default: all three)."
+    )
+    thinking_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+    thinking_http_token: SecretStr | None = Field(
+        default=None, description="Bearer token for HTTP; required to bind beyond loopback."
+    )
+    thinking_http_max_body: int = Field(default=1_000_000, ge=1024, description="Largest HTTP request body.")
+
+    # --- sessions and storage ---
+    thinking_store: Literal["sqlite", "memory"] = "sqlite"
+    thinking_data_dir: Path | None = Field(default=None, description="Default: the XDG user data directory.")
+    thinking_retention_days: float = Field(default=30, gt=0, description="Sessions idle longer are deleted.")
+    thinking_max_sessions: int = Field(default=1000, ge=1, description="Oldest sessions beyond this go.")
+    thinking_max_thoughts: int = Field(default=1000, ge=1, description="Thoughts kept per session.")
+    thinking_max_thought_chars: int = Field(default=20_000, ge=100, description="Longest accepted thought.")
+
+    # --- console trace (stderr) ---
+    disable_thought_logging: bool = False
+    crash_output_format: Literal["console", "json", "markdown"] = "console"
+    crash_no_color: bool = False
+
+    # --- the crash tool ---
+    crash_strict_mode: bool = False
+    max_history_size: int = Field(default=100, ge=1)
+    crash_session_timeout: float = Field(default=60, gt=0, description="Minutes before an idle CRASH session ends.")
+    crash_max_branch_depth: int = Field(default=5, ge=1)
+    crash_review_low_confidence: bool = Field(
+        default=True, description="Ask the critical hat to review steps with confidence < 0.5."
+    )
+
+    # --- model provider ---
+    llm_provider: str | None = None
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_synthesis_model: str | None = None
+    openai_api_key: SecretStr | None = None
+    anthropic_api_key: SecretStr | None = None
+    deepseek_api_key: SecretStr | None = None
+    groq_api_key: SecretStr | None = None
+    openrouter_api_key: SecretStr | None = None
+    github_token: SecretStr | None = None
+    llm_api_key: SecretStr | None = Field(default=None, description="Key for openai-compatible servers.")
+    # Older names from the multi-agent sequential-thinking server, honoured so existing configs keep working.
+    openai_standard_model_id: str | None = None
+    openai_enhanced_model_id: str | None = None
+    anthropic_standard_model_id: str | None = None
+    anthropic_enhanced_model_id: str | None = None
+    deepseek_standard_model_id: str | None = None
+    deepseek_enhanced_model_id: str | None = None
+    groq_standard_model_id: str | None = None
+    groq_enhanced_model_id: str | None = None
+    openrouter_standard_model_id: str | None = None
+    openrouter_enhanced_model_id: str | None = None
+    github_standard_model_id: str | None = None
+    github_enhanced_model_id: str | None = None
+    ollama_standard_model_id: str | None = None
+    ollama_enhanced_model_id: str | None = None
+    agno_telemetry: bool = False
+
+    # --- the multi-agent core ---
+    thinking_strategy: Strategy = "auto"
+    thinking_thresholds: str = Field(
+        default="25,45,65", description="Router scores at which double, triple and full begin."
+    )
+    thinking_hat_timeout: float = Field(default=25, gt=0, description="Seconds one hat may take.")
+    thinking_deadline: float = Field(default=45, gt=0, description="Seconds for a whole thought (below 60).")
+    thinking_max_retries: int = Field(default=2, ge=0, description="Retries of a failed model call.")
+    thinking_context_thoughts: int = Field(default=3, ge=0, description="Recent thoughts sent as context.")
+    thinking_max_output_tokens: int = Field(default=700, ge=16, description="Output cap per model call.")
+    thinking_prompts_dir: Path | None = Field(default=None, description="Folder overriding prompts/*.md.")
+    thinking_prompt_pack: str = Field(default="default", description="Prompt pack: default or clinical.")
+
+    @field_validator("llm_provider", "llm_base_url", "llm_model", "llm_synthesis_model", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        # Client configs often carry `"LLM_PROVIDER": ""`; that means "not set", not "a provider named ''".
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("llm_provider")
+    @classmethod
+    def _normalise_provider(cls, value: str | None) -> str | None:
+        return value.strip().lower() if value else value
+
+    @field_validator("thinking_tools")
+    @classmethod
+    def _known_tools(cls, value: str) -> str:
+        names = [n.strip() for n in value.split(",") if n.strip()]
+        unknown = sorted(set(names) - set(TOOL_NAMES))
+        if unknown or not names:
+            raise ValueError(
+                f"THINKING_TOOLS names unknown tools {unknown}; choose from {', '.join(TOOL_NAMES)}"
+            )
+        return ",".join(names)
+
+    @model_validator(mode="after")
+    def _check_thresholds(self) -> Settings:
+        self.router_thresholds()  # raises with a clear message if malformed
+        return self
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        return tuple(n for n in TOOL_NAMES if n in self.thinking_tools.split(","))
+
+    def router_thresholds(self) -> tuple[int, int, int]:
+        try:
+            values = tuple(int(v) for v in self.thinking_thresholds.split(","))
+        except ValueError:
+            values = ()
+        if len(values) != 3 or not 0 < values[0] < values[1] < values[2] <= 100:
+            raise ValueError(
+                "THINKING_THRESHOLDS must be three increasing scores in 1..100, e.g. '25,45,65' "
+                f"(got {self.thinking_thresholds!r})"
+            )
+        return values[0], values[1], values[2]
+
+    def data_dir(self) -> Path:
+        if self.thinking_data_dir is not None:
+            return self.thinking_data_dir.expanduser()
+        import platformdirs  # respects XDG_DATA_HOME on Linux
+
+        return Path(platformdirs.user_data_dir("thinking-hats", appauthor=False))
+
+    def database_path(self) -> Path | None:
+        return None if self.thinking_store == "memory" else self.data_dir() / "sessions.sqlite3"
+
+    def secrets(self) -> list[str]:
+        """Every secret value configured, so outputs can be scrubbed of them."""
+        found = [v.get_secret_value() for v in self.__dict__.values() if isinstance(v, SecretStr)]
+        return [s for s in found if len(s) >= 4]
+
+
+def load_settings(**overrides: object) -> Settings:
+    return Settings(**overrides)  # type: ignore[arg-type]

@@ -1,0 +1,71 @@
+"""Shared test setup: no test may reach the network, and every test gets a clean, isolated environment."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest_plugins = ["fakes"]
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+class UnexpectedNetworkAccess(AssertionError):
+    pass
+
+
+def _is_local(address: Any) -> bool:
+    if isinstance(address, (str, bytes)):  # unix socket
+        return True
+    host = address[0]
+    if host in ("localhost",):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    if not _is_local(address):
+        raise UnexpectedNetworkAccess(f"test tried to reach {address!r}: tests must stay offline")
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> Any:
+    if not _is_local(address):
+        raise UnexpectedNetworkAccess(f"test tried to reach {address!r}: tests must stay offline")
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    yield
+
+
+_OUR_VARIABLES_PREFIXES = ("THINKING_", "LLM_", "CRASH_", "AGNO_")
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """Tests never see the developer's own configuration, keys or data directory."""
+    import os
+
+    from thinking_hats.config import Settings
+
+    names = {name.upper() for name in Settings.model_fields}
+    for name in list(os.environ):
+        if name.upper() in names or name.upper().startswith(_OUR_VARIABLES_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("THINKING_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DISABLE_THOUGHT_LOGGING", "true")
+    monkeypatch.chdir(tmp_path)  # no stray .env from the checkout
+    yield

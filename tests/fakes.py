@@ -1,0 +1,1 @@
+"""Fake model providers for tests (filled in with the multi-agent core)."""
