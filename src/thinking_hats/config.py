@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 TOOL_NAMES = ("sequentialthinking", "crash", "sequential_thinking")
@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     thinking_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     thinking_http_token: SecretStr | None = Field(
         default=None, description="Bearer token for HTTP; required to bind beyond loopback."
+    )
+    thinking_http_allowed_hosts: str = Field(
+        default="", description="Extra Host names (comma-separated) accepted when binding beyond loopback."
     )
     thinking_http_max_body: int = Field(default=1_000_000, ge=1024, description="Largest HTTP request body.")
 
@@ -93,11 +96,15 @@ class Settings(BaseSettings):
     thinking_prompts_dir: Path | None = Field(default=None, description="Folder overriding prompts/*.md.")
     thinking_prompt_pack: str = Field(default="default", description="Prompt pack: default or clinical.")
 
-    @field_validator("llm_provider", "llm_base_url", "llm_model", "llm_synthesis_model", mode="before")
+    @field_validator("*", mode="before")
     @classmethod
-    def _blank_is_unset(cls, value: object) -> object:
-        # Client configs often carry `"LLM_PROVIDER": ""`; that means "not set", not "a provider named ''".
-        return None if isinstance(value, str) and not value.strip() else value
+    def _blank_is_unset(cls, value: object, info: ValidationInfo) -> object:
+        # Client configs and copied .env files carry `LLM_PROVIDER=`; for an optional setting that means
+        # "not set" (not a provider named '' or a data directory at '.').
+        blank = isinstance(value, str) and not value.strip()
+        if blank and info.field_name and cls.model_fields[info.field_name].default is None:
+            return None
+        return value
 
     @field_validator("llm_provider")
     @classmethod

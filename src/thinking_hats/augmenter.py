@@ -1,0 +1,81 @@
+"""The bridge from the thinking tools to the multi-agent core: route locally, then run the chosen hats.
+
+The orchestrator (agno + the provider SDKs) costs seconds to import, so it is built lazily: a background task
+warms it right after start-up, and the first thought awaits that task instead of building its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from .analysis import Outcome, ProgressFn, ThoughtContext
+from .config import Settings
+
+if TYPE_CHECKING:
+    from .orchestrator import Orchestrator
+    from .providers import ResolvedProvider
+
+log = logging.getLogger("thinking_hats")
+
+
+class Augmentation:
+    def __init__(self, settings: Settings, provider: ResolvedProvider) -> None:
+        self.settings = settings
+        self.provider = provider
+        self._thresholds = settings.router_thresholds()
+        self._ready: asyncio.Task[Orchestrator] | None = None
+
+    def start(self) -> None:
+        """Begin building the orchestrator in the background (call from inside the event loop)."""
+        if self._ready is None:
+            self._ready = asyncio.create_task(self._build(), name="thinking-hats-warmup")
+
+    async def _build(self) -> Orchestrator:
+        # Imports of agno and the SDKs are CPU-bound and slow; a thread keeps the loop answering meanwhile.
+        def load() -> Orchestrator:
+            from .orchestrator import Orchestrator
+            from .prompts import Prompts
+
+            return Orchestrator(self.settings, self.provider, Prompts.from_settings(self.settings))
+
+        return await asyncio.to_thread(load)
+
+    async def orchestrator(self) -> Orchestrator:
+        self.start()
+        assert self._ready is not None
+        return await asyncio.shield(self._ready)
+
+    async def analyse(self, ctx: ThoughtContext, strategy: str, progress: ProgressFn | None) -> Outcome:
+        from .router import route
+
+        chosen = route(ctx, self._thresholds, strategy)
+        orchestrator = await self.orchestrator()
+        return await orchestrator.analyse(ctx, chosen, progress)
+
+    async def aclose(self) -> None:
+        if self._ready is None:
+            return
+        if not self._ready.done():
+            self._ready.cancel()
+        try:
+            orchestrator = await self._ready
+        except (asyncio.CancelledError, Exception):  # a failed warm-up has nothing to close
+            return
+        await orchestrator.aclose()
+
+
+def build_augmenter(settings: Settings) -> tuple[Augmentation | None, str | None]:
+    """(augmenter, None) when a provider is configured; (None, fix) when it is selected but misconfigured."""
+    if settings.llm_provider is None:
+        return None, None
+    from .providers import ProviderConfigError, resolve_provider
+
+    try:
+        provider = resolve_provider(settings)
+    except ProviderConfigError as exc:
+        return None, str(exc)
+    if provider is None:
+        return None, None
+    return Augmentation(settings, provider), None

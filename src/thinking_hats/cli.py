@@ -1,0 +1,154 @@
+"""The `thinking-hats` command. With no arguments it serves MCP over stdio, which is what MCP clients launch."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from . import __version__
+from .errors import ThinkingError
+
+EXAMPLES = """\
+examples:
+  thinking-hats                                  serve MCP over stdio (what MCP clients launch)
+  thinking-hats serve --transport http --port 8000
+  thinking-hats think "Should we split the monolith this quarter?"
+  thinking-hats doctor
+  thinking-hats sessions list
+  thinking-hats sessions export SESSION_ID --format md
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="thinking-hats",
+        description="MCP server for step-by-step thinking, augmented by parallel thinking-hat agents.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"thinking-hats {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="serve MCP over stdio (default) or streamable HTTP")
+    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+
+    think = sub.add_parser("think", help="run one thought from the terminal and print the synthesis")
+    think.add_argument("thought", help="the thought or question")
+    think.add_argument("--strategy", choices=["auto", "single", "double", "triple", "full", "none"])
+    think.add_argument("--session", help="session id to record the thought in (default: a new one)")
+    think.add_argument("--json", action="store_true", help="print the structured reply as JSON")
+
+    sub.add_parser("doctor", help="show configuration (secrets masked), store health, prompts and provider reach")
+
+    sessions = sub.add_parser("sessions", help="list, show or export recorded sessions")
+    ssub = sessions.add_subparsers(dest="action", metavar="ACTION", required=True)
+    ls = ssub.add_parser("list", help="recent sessions")
+    ls.add_argument("--limit", type=int, default=20)
+    show = ssub.add_parser("show", help="print a session as a Markdown report")
+    show.add_argument("session_id")
+    export = ssub.add_parser("export", help="export a session")
+    export.add_argument("session_id")
+    export.add_argument("--format", choices=["md", "json"], default="md")
+    export.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        from .config import Settings
+
+        settings = Settings()
+    except ValidationError as exc:
+        return _fail(_settings_problem(exc))
+    logging.basicConfig(
+        stream=sys.stderr, level=settings.thinking_log_level, format="%(levelname)s %(name)s: %(message)s"
+    )
+    command = args.command or "serve"
+    try:
+        if command == "serve":
+            from .transport import serve_http, serve_stdio
+
+            if getattr(args, "transport", "stdio") == "http":
+                serve_http(settings, args.host, args.port)
+            else:
+                serve_stdio(settings)
+            return 0
+        if command == "sessions":
+            return _sessions(settings, args)
+        if command == "doctor":
+            from .doctor import run_doctor
+
+            return asyncio.run(run_doctor(settings))
+        if command == "think":
+            from .console import think
+
+            return asyncio.run(think(settings, args.thought, args.strategy, args.session, args.json))
+    except KeyboardInterrupt:
+        return 130
+    except ThinkingError as exc:
+        return _fail(str(exc))
+    except Exception as exc:
+        from .transport import ConfigurationError
+
+        if isinstance(exc, ConfigurationError):
+            return _fail(str(exc))
+        raise
+    return 2
+
+
+def _sessions(settings: Any, args: argparse.Namespace) -> int:
+    from .report import session_json, session_markdown
+    from .store import Store
+
+    store = Store(settings.database_path())
+    try:
+        if args.action == "list":
+            rows = store.sessions(limit=args.limit)
+            if not rows:
+                print("no sessions yet")
+            for s in rows:
+                import time
+
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated))
+                print(f"{s.id:<24} {s.tool:<20} {s.entries:>5} entries  {when}")
+            return 0
+        if args.action == "show" or args.format == "md":
+            text = session_markdown(store, args.session_id)
+        else:
+            text = json.dumps(session_json(store, args.session_id), indent=2, ensure_ascii=False) + "\n"
+        if getattr(args, "output", None):
+            args.output.write_text(text, encoding="utf-8")
+            print(f"wrote {args.output}", file=sys.stderr)
+        else:
+            sys.stdout.write(text)
+        return 0
+    finally:
+        store.close()
+
+
+def _settings_problem(exc: ValidationError) -> str:
+    lines = ["invalid configuration:"]
+    for err in exc.errors():
+        name = "_".join(str(p) for p in err["loc"]).upper() or "settings"
+        lines.append(f"  {name}: {err['msg']}")
+    return "\n".join(lines)
+
+
+def _fail(message: str) -> int:
+    print(f"thinking-hats: {message}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""`thinking-hats think`: one thought from the terminal, with a live line per hat as it finishes."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .augmenter import build_augmenter
+from .config import Settings
+from .store import Store
+from .thoughts import Thinking, ThoughtInput
+from .trace import Trace
+
+
+async def think(settings: Settings, thought: str, strategy: str | None, session: str | None, as_json: bool) -> int:
+    from rich.console import Console
+    from rich.live import Live
+    from rich.spinner import Spinner
+    from rich.table import Table
+
+    err = Console(stderr=True)
+    store = Store(settings.database_path())
+    augmenter, problem = build_augmenter(settings)
+    if problem:
+        err.print(f"[yellow]model augmentation is off:[/] {problem}")
+    thinking = Thinking(settings, store, Trace(settings.model_copy(update={"disable_thought_logging": True})),
+                        augmenter, problem)
+    finished: list[str] = []
+    expected = {"total": 0}
+
+    def view() -> Table:
+        table = Table.grid(padding=(0, 1))
+        for line in finished:
+            table.add_row("[green]✓[/]", line)
+        remaining = expected["total"] - len(finished)
+        if remaining > 0 or not finished:
+            table.add_row(Spinner("dots"), f"thinking… {remaining if remaining > 0 else ''}".rstrip())
+        return table
+
+    try:
+        with Live(view(), console=err, refresh_per_second=12, transient=False) as live:
+
+            async def progress(done: int, total: int, message: str) -> None:
+                expected["total"] = total
+                finished.append(f"[{done}/{total}] {message}")
+                live.update(view())
+
+            inp = ThoughtInput(thought=thought, thought_number=1, total_thoughts=1, next_thought_needed=False,
+                               session_id=session, strategy=strategy)
+            result = await thinking.think(inp, connection="cli", progress=progress)
+            live.update(view())
+    finally:
+        if augmenter is not None:
+            await augmenter.aclose()
+        store.close()
+    if as_json:
+        sys.stdout.write(json.dumps(result.reply.model_dump(mode="json"), indent=2) + "\n")
+    else:
+        sys.stdout.write(result.markdown + "\n")
+    return 1 if result.is_error else 0

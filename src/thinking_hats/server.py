@@ -1,0 +1,376 @@
+"""The MCP surface: three tools, session resources, a prompt. Each tool validates, calls one core function,
+and formats the reply; the core (thoughts, crash, store) knows nothing of MCP."""
+
+# No `from __future__ import annotations`: tool signatures close over settings (max_chars) and the
+# SDK evaluates them at registration.
+
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from . import __version__
+from .analysis import ProgressFn
+from .augmenter import Augmentation, build_augmenter
+from .config import Settings
+from .crash import Crash, CrashStep, NextAction, crash_error
+from .errors import InvalidThought, ThinkingError
+from .report import session_json, session_markdown
+from .store import Store
+from .thoughts import Thinking, ThoughtInput, ThoughtReply
+from .trace import Trace
+
+log = logging.getLogger("thinking_hats")
+
+SESSION_ID = r"^[A-Za-z0-9_.:-]{1,64}$"
+MINIMAL_NEXT = Literal["CONTINUE", "REVISE", "The final conclusion or answer"]
+
+
+@dataclass
+class App:
+    """Long-lived resources, created once per server run (per process under stdio)."""
+
+    settings: Settings
+    store: Store
+    thinking: Thinking
+    crash: Crash
+    trace: Trace
+    # Under stdio one process serves one client, so the process is the connection.
+    process_key: str
+
+    def connection(self, ctx: Context) -> str | None:
+        headers = ctx.headers
+        if headers is None:
+            return self.process_key
+        # Stateful streamable HTTP carries its session id on every request; stateless HTTP has no connection.
+        session = headers.get("mcp-session-id")
+        return f"http:{session}" if session else None
+
+
+class ThinkingServer(MCPServer[App]):
+    """MCPServer whose argument errors say which field to fix (and use CRASH's error shape for `crash`)."""
+
+    async def call_tool(  # type: ignore[override]
+        self, name: str, arguments: dict[str, Any], context: Context[App, Any] | None = None
+    ) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ThinkingError):
+                if name == "crash":
+                    return _crash_failure(str(cause), cause.hint)
+                raise ToolError(str(cause)) from None
+            if not isinstance(cause, ValidationError):
+                raise
+            problems = [_describe(err) for err in cause.errors()]
+            if name == "crash":
+                return _crash_failure("invalid arguments: " + "; ".join(problems), "Fix these fields and call again.")
+            raise ToolError(
+                f"Invalid arguments for {name} (nothing was recorded); fix and call again:\n- "
+                + "\n- ".join(problems)
+            ) from None
+
+
+def _describe(err: Any) -> str:
+    where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+    got = err.get("input")
+    shown = "" if err.get("type") == "missing" else f" (got {_short(got)})"
+    return f"{where}: {err.get('msg', 'invalid')}{shown}"
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _crash_failure(error: str, hint: str | None) -> CallToolResult:
+    body = json.dumps(crash_error(error, hint), indent=2)
+    return CallToolResult(content=[TextContent(type="text", text=body)], is_error=True)
+
+
+def build_server(settings: Settings | None = None) -> ThinkingServer:
+    settings = settings or Settings()
+    max_chars = settings.thinking_max_thought_chars
+    augmented = settings.llm_provider is not None
+
+    core = _Core(settings)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[App]) -> AsyncIterator[App]:
+        async with core.use() as app:
+            yield app
+
+    server = ThinkingServer(
+        "thinking-hats",
+        version=__version__,
+        instructions=(
+            "Think step by step: call a thinking tool once per thought. Replies carry a sessionId; "
+            "pass it back to resume a session later."
+        ),
+        lifespan=lifespan,
+        log_level=settings.thinking_log_level,
+    )
+    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=augmented)
+
+    if "sequentialthinking" in settings.tools:
+
+        @server.tool(
+            name="sequentialthinking",
+            description=(
+                "Record one step of step-by-step thinking; call once per thought. Revise (isRevision + "
+                "revisesThought) or branch (branchFromThought + branchId) earlier thoughts. Raise totalThoughts "
+                "as needed. With a model configured, thinking-hat agents analyse the thought and the reply holds "
+                "their synthesis. Pass sessionId to resume a session."
+            ),
+            annotations=writes.model_copy(update={"idempotent_hint": True}),
+        )
+        async def sequentialthinking(
+            thought: Annotated[str, Field(min_length=1, max_length=max_chars, description="This thinking step.")],
+            thought_number: Annotated[int, Field(validation_alias="thoughtNumber", ge=1, le=100_000)],
+            total_thoughts: Annotated[
+                int, Field(validation_alias="totalThoughts", ge=1, le=100_000, description="Current estimate.")
+            ],
+            next_thought_needed: Annotated[bool, Field(validation_alias="nextThoughtNeeded")],
+            ctx: Context[App, Any],
+            is_revision: Annotated[bool | None, Field(validation_alias="isRevision")] = None,
+            revises_thought: Annotated[int | None, Field(validation_alias="revisesThought", ge=1)] = None,
+            branch_from_thought: Annotated[int | None, Field(validation_alias="branchFromThought", ge=1)] = None,
+            branch_id: Annotated[str | None, Field(validation_alias="branchId", min_length=1, max_length=64)] = None,
+            needs_more_thoughts: Annotated[bool | None, Field(validation_alias="needsMoreThoughts")] = None,
+            session_id: Annotated[
+                str | None,
+                Field(validation_alias="sessionId", pattern=SESSION_ID, description="Resume or name a session."),
+            ] = None,
+            strategy: Annotated[
+                Literal["auto", "single", "double", "triple", "full", "none"] | None,
+                Field(description="How many hats analyse this thought (default auto)."),
+            ] = None,
+        ) -> Annotated[CallToolResult, ThoughtReply]:
+            app = ctx.request_context.lifespan_context
+            inp = ThoughtInput(
+                thought=thought,
+                thought_number=thought_number,
+                total_thoughts=total_thoughts,
+                next_thought_needed=next_thought_needed,
+                is_revision=is_revision,
+                revises_thought=revises_thought,
+                branch_from_thought=branch_from_thought,
+                branch_id=branch_id,
+                needs_more_thoughts=needs_more_thoughts,
+                session_id=session_id,
+                strategy=strategy,
+            )
+            result = await app.thinking.think(inp, app.connection(ctx), _progress(ctx))
+            return CallToolResult(
+                content=[TextContent(type="text", text=result.markdown)],
+                structured_content=result.reply.model_dump(mode="json"),
+                is_error=result.is_error,
+            )
+
+    if "crash" in settings.tools:
+
+        @server.tool(
+            name="crash",
+            description=(
+                "Record one structured reasoning step (CRASH): purpose (analysis, action, validation, exploration, "
+                "hypothesis, correction, planning), context, thought, outcome, next_action, rationale. Optional "
+                "confidence 0-1, revises_step, branch_from + branch_id, session_id, is_final_step."
+            ),
+            annotations=writes,
+        )
+        async def crash(
+            step_number: Annotated[int, Field(ge=1, le=100_000)],
+            estimated_total: Annotated[int, Field(ge=1, le=100_000)],
+            purpose: Annotated[str, Field(min_length=1, max_length=64)],
+            context: Annotated[str, Field(max_length=max_chars)],
+            thought: Annotated[str, Field(min_length=1, max_length=max_chars)],
+            outcome: Annotated[str, Field(max_length=max_chars)],
+            next_action: Annotated[str | NextAction, Field(description="Text, or {tool?, action, parameters?}.")],
+            rationale: Annotated[str, Field(max_length=max_chars)],
+            ctx: Context[App, Any],
+            confidence: Annotated[float | None, Field(ge=0, le=1)] = None,
+            uncertainty_notes: Annotated[str | None, Field(max_length=max_chars)] = None,
+            revises_step: Annotated[int | None, Field(ge=1)] = None,
+            revision_reason: Annotated[str | None, Field(max_length=2000)] = None,
+            branch_from: Annotated[int | None, Field(ge=1)] = None,
+            branch_id: Annotated[str | None, Field(min_length=1, max_length=64)] = None,
+            branch_name: Annotated[str | None, Field(max_length=200)] = None,
+            tools_used: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(max_length=100)] = None,
+            external_context: Annotated[dict[str, Any] | str | None, Field()] = None,
+            dependencies: Annotated[list[int] | None, Field(max_length=100)] = None,
+            session_id: Annotated[str | None, Field(pattern=SESSION_ID)] = None,
+            is_final_step: bool | None = None,
+        ) -> CallToolResult:
+            app = ctx.request_context.lifespan_context
+            if external_context is not None and len(json.dumps(external_context, default=str)) > max_chars:
+                return _crash_failure("external_context is too large", f"Keep it under {max_chars} characters.")
+            step = CrashStep(
+                step_number=step_number,
+                estimated_total=estimated_total,
+                purpose=purpose,
+                context=context,
+                thought=thought,
+                outcome=outcome,
+                next_action=next_action,
+                rationale=rationale,
+                confidence=confidence,
+                uncertainty_notes=uncertainty_notes,
+                revises_step=revises_step,
+                revision_reason=revision_reason,
+                branch_from=branch_from,
+                branch_id=branch_id,
+                branch_name=branch_name,
+                tools_used=tools_used,
+                external_context=external_context,
+                dependencies=dependencies,
+                session_id=session_id,
+                is_final_step=is_final_step,
+            )
+            reply = await app.crash.step(step, app.connection(ctx))
+            return CallToolResult(content=[TextContent(type="text", text=json.dumps(reply, indent=2))])
+
+    if "sequential_thinking" in settings.tools:
+
+        @server.tool(
+            name="sequential_thinking",
+            description=(
+                "Minimal, stateless step-by-step thinking: send each thought with its step and total_steps; "
+                "next_action is CONTINUE, REVISE, or 'The final conclusion or answer'."
+            ),
+            # Stateless: it records nothing, so it is honestly read-only and idempotent.
+            annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+        )
+        async def sequential_thinking(
+            thought: Annotated[str, Field(min_length=1, max_length=max_chars)],
+            step: Annotated[int, Field(ge=1, le=100_000)],
+            total_steps: Annotated[int, Field(ge=1, le=100_000)],
+            next_action: MINIMAL_NEXT,
+            ctx: Context[App, Any],
+            is_revision: bool | None = None,
+        ) -> dict[str, Any]:
+            app = ctx.request_context.lifespan_context
+            if not thought.strip():
+                raise InvalidThought("thought is empty: send the text of this step.")
+            app.trace.minimal(step, max(step, total_steps), thought, next_action)
+            return {
+                "status": "THOUGHT_RECORDED",
+                "step": step,
+                "of": max(step, total_steps),
+                "thought": thought,
+                "next": next_action,
+            }
+
+    @server.resource(
+        "thinking://sessions", name="sessions", description="Recent sessions (JSON).", mime_type="application/json"
+    )
+    async def sessions_resource() -> str:
+        # Static resources get no Context in mcp 2.x, hence the server-level core.
+        return json.dumps([s.__dict__ for s in core.store().sessions(limit=200)], indent=2)
+
+    @server.resource(
+        "thinking://sessions/{session_id}",
+        name="session",
+        description="One session with every thought and its analysis (JSON).",
+        mime_type="application/json",
+    )
+    async def session_resource(session_id: str, ctx: Context[App, Any]) -> str:
+        app = ctx.request_context.lifespan_context
+        return json.dumps(session_json(app.store, session_id), indent=2)
+
+    @server.resource(
+        "thinking://sessions/{session_id}/report",
+        name="session-report",
+        description="One session as a Markdown report: each thought with its hat analyses and synthesis.",
+        mime_type="text/markdown",
+    )
+    async def session_report(session_id: str, ctx: Context[App, Any]) -> str:
+        app = ctx.request_context.lifespan_context
+        return session_markdown(app.store, session_id)
+
+    @server.prompt(
+        name="sequential-thinking",
+        description="Work through a problem step by step with the sequentialthinking tool.",
+    )
+    def sequential_thinking_prompt(problem: str, context: str | None = None) -> str:
+        extra = f"\n\nContext:\n{context}" if context else ""
+        return (
+            f"Work through this problem step by step.\n\nProblem:\n{problem}{extra}\n\n"
+            "Use the `sequentialthinking` tool once per thought: start with thoughtNumber 1 and a rough "
+            "totalThoughts, revise earlier thoughts (isRevision, revisesThought) when you find a mistake, branch "
+            "(branchFromThought, branchId) to explore an alternative, and set nextThoughtNeeded to false only "
+            "when you have an answer you would defend. Then give the final answer."
+        )
+
+    return server
+
+
+class _Core:
+    """The store and the cores, shared by every connection of one server and closed with the last of them.
+
+    (Under stdio there is one; in-process test clients and HTTP may open several lifespans on one server.)
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._users = 0
+        self._app: App | None = None
+        self._augmenter: Augmentation | None = None
+
+    def store(self) -> Store:
+        if self._app is None:
+            raise ThinkingError("the server is not running")
+        return self._app.store
+
+    @asynccontextmanager
+    async def use(self) -> AsyncIterator[App]:
+        if self._app is None:
+            self._app = self._open()
+        self._users += 1
+        try:
+            yield replace(self._app, process_key=uuid.uuid4().hex)
+        finally:
+            self._users -= 1
+            if self._users == 0:
+                app, augmenter, self._app, self._augmenter = self._app, self._augmenter, None, None
+                if augmenter is not None:
+                    await augmenter.aclose()
+                app.store.close()
+
+    def _open(self) -> App:
+        settings = self.settings
+        trace = Trace(settings)
+        store = Store(settings.database_path())
+        store.prune(settings.thinking_retention_days * 86400, settings.thinking_max_sessions)
+        augmenter, problem = build_augmenter(settings)
+        if problem:
+            log.warning("model augmentation is off: %s", problem)
+        if augmenter is not None:
+            augmenter.start()
+        self._augmenter = augmenter
+        return App(
+            settings=settings,
+            store=store,
+            thinking=Thinking(settings, store, trace, augmenter, problem),
+            crash=Crash(settings, store, trace, augmenter),
+            trace=trace,
+            process_key="",
+        )
+
+
+def _progress(ctx: Context[App, Any]) -> ProgressFn:
+    async def report(done: int, total: int, message: str) -> None:
+        try:
+            await ctx.report_progress(done, total, message)
+        except Exception:  # a client gone mid-thought must not fail the thought
+            log.debug("progress notification not delivered", exc_info=True)
+
+    return report

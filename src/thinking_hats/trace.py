@@ -1,0 +1,117 @@
+"""The per-thought console trace. Always stderr: under stdio, stdout is the MCP channel."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import textwrap
+import unicodedata
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from .config import Settings
+
+_COLOURS = {"blue": "34", "yellow": "33", "green": "32", "cyan": "36", "red": "31", "dim": "2", "bold": "1"}
+_WIDTH = 76
+
+
+class Trace:
+    def __init__(self, settings: Settings, stream: TextIO | None = None) -> None:
+        self.enabled = not settings.disable_thought_logging
+        self.stream = stream if stream is not None else sys.stderr
+        self.format = settings.crash_output_format
+        isatty = getattr(self.stream, "isatty", lambda: False)
+        self.colour = bool(isatty()) and not settings.crash_no_color
+
+    def _paint(self, text: str, colour: str) -> str:
+        return f"\x1b[{_COLOURS[colour]}m{text}\x1b[0m" if self.colour else text
+
+    def _write(self, text: str) -> None:
+        if not self.enabled:
+            return
+        try:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed stderr must never take a thought down with it
+
+    def thought(self, data: Mapping[str, Any]) -> None:
+        """The reference server's box: 💭 Thought, 🔄 Revision or 🌿 Branch."""
+        if not self.enabled:
+            return
+        number, total = data.get("thought_number"), data.get("total_thoughts")
+        if data.get("is_revision"):
+            title = self._paint("🔄 Revision", "yellow") + f" {number}/{total} (revising thought {data.get('revises_thought')})"
+        elif data.get("branch_from_thought"):
+            title = (
+                self._paint("🌿 Branch", "green")
+                + f" {number}/{total} (from thought {data.get('branch_from_thought')}, ID: {data.get('branch_id')})"
+            )
+        else:
+            title = self._paint("💭 Thought", "blue") + f" {number}/{total}"
+        self._write(box(title, str(data.get("thought", "")), plain_title=_strip(title)))
+
+    def step(self, data: Mapping[str, Any], session_id: str) -> None:
+        """A CRASH step in CRASH's formats: console, json or markdown."""
+        if not self.enabled:
+            return
+        if self.format == "json":
+            self._write(json.dumps({"session_id": session_id, **data}, ensure_ascii=False, default=str))
+            return
+        step, total = data.get("step_number"), data.get("estimated_total")
+        purpose = str(data.get("purpose", "")).upper()
+        action = data.get("next_action")
+        action_text = action.get("action", "") if isinstance(action, dict) else str(action)
+        confidence = data.get("confidence")
+        if self.format == "markdown":
+            lines = [
+                f"### Step {step}/{total}: {purpose}",
+                f"- **Context:** {data.get('context', '')}",
+                f"- **Thought:** {data.get('thought', '')}",
+                f"- **Outcome:** {data.get('outcome', '')}",
+                f"- **Next action:** {action_text}",
+                f"- **Rationale:** {data.get('rationale', '')}",
+            ]
+            if confidence is not None:
+                lines.append(f"- **Confidence:** {float(confidence):.0%}")
+            self._write("\n".join(lines) + "\n")
+            return
+        head = self._paint(f"[Step {step}/{total}] {purpose}", "cyan")
+        if confidence is not None:
+            head += self._paint(f"  confidence {float(confidence):.0%}", "red" if float(confidence) < 0.5 else "dim")
+        body = "\n".join(
+            [
+                f"Thought: {data.get('thought', '')}",
+                f"Outcome: {data.get('outcome', '')}",
+                f"Next: {action_text}",
+                f"Rationale: {data.get('rationale', '')}",
+            ]
+        )
+        self._write(box(head, body, plain_title=_strip(head)))
+
+    def minimal(self, step: int, total: int, thought: str, next_action: str) -> None:
+        if self.enabled:
+            title = self._paint("💭 Step", "blue") + f" {step}/{total} → {next_action}"
+            self._write(box(title, thought, plain_title=_strip(title)))
+
+
+def box(title: str, body: str, plain_title: str | None = None) -> str:
+    lines = [ln for para in body.splitlines() or [""] for ln in (textwrap.wrap(para, _WIDTH) or [""])]
+    shown_title = plain_title if plain_title is not None else title
+    width = min(_WIDTH, max([_cells(shown_title), *map(_cells, lines)]))
+    pad = " " * max(0, width - _cells(shown_title))
+    top = "┌" + "─" * (width + 2) + "┐"
+    out = [top, f"│ {title}{pad} │", "├" + "─" * (width + 2) + "┤"]
+    out += [f"│ {ln}{' ' * max(0, width - _cells(ln))} │" for ln in lines]
+    out.append("└" + "─" * (width + 2) + "┘")
+    return "\n".join(out)
+
+
+def _strip(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def _cells(text: str) -> int:
+    """Terminal columns: emoji and CJK take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
