@@ -23,7 +23,9 @@ class Settings(BaseSettings):
     thinking_tools: str = Field(
         default=",".join(TOOL_NAMES), description="Comma-separated tools to serve (default: all three)."
     )
-    thinking_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+    thinking_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="WARNING", description="Log level (logs go to stderr)."
+    )
     thinking_http_token: SecretStr | None = Field(
         default=None, description="Bearer token for HTTP; required to bind beyond loopback."
     )
@@ -33,7 +35,9 @@ class Settings(BaseSettings):
     thinking_http_max_body: int = Field(default=1_000_000, ge=1024, description="Largest HTTP request body.")
 
     # --- sessions and storage ---
-    thinking_store: Literal["sqlite", "memory"] = "sqlite"
+    thinking_store: Literal["sqlite", "memory"] = Field(
+        default="sqlite", description="sqlite, or memory to keep nothing on disk."
+    )
     thinking_data_dir: Path | None = Field(default=None, description="Default: the XDG user data directory.")
     thinking_retention_days: float = Field(default=30, gt=0, description="Sessions idle longer are deleted.")
     thinking_max_sessions: int = Field(default=1000, ge=1, description="Oldest sessions beyond this go.")
@@ -41,30 +45,47 @@ class Settings(BaseSettings):
     thinking_max_thought_chars: int = Field(default=20_000, ge=100, description="Longest accepted thought.")
 
     # --- console trace (stderr) ---
-    disable_thought_logging: bool = False
-    crash_output_format: Literal["console", "json", "markdown"] = "console"
-    crash_no_color: bool = False
+    disable_thought_logging: bool = Field(
+        default=False, description="Turn off the per-thought trace on stderr."
+    )
+    crash_output_format: Literal["console", "json", "markdown"] = Field(
+        default="console", description="Trace format for crash steps: console, json or markdown."
+    )
+    crash_no_color: bool = Field(
+        default=False, description="No colour in the trace (colour is only used on a terminal)."
+    )
 
     # --- the crash tool ---
-    crash_strict_mode: bool = False
-    max_history_size: int = Field(default=100, ge=1)
-    crash_session_timeout: float = Field(default=60, gt=0, description="Minutes before an idle CRASH session ends.")
-    crash_max_branch_depth: int = Field(default=5, ge=1)
+    crash_strict_mode: bool = Field(
+        default=False, description="Enforce purposes, thought openings and 'To ' rationales."
+    )
+    max_history_size: int = Field(default=100, ge=1, description="Steps kept per crash session.")
+    crash_session_timeout: float = Field(
+        default=60, gt=0, description="Minutes before an idle CRASH session ends."
+    )
+    crash_max_branch_depth: int = Field(default=5, ge=1, description="Deepest nesting of crash branches.")
     crash_review_low_confidence: bool = Field(
         default=True, description="Ask the critical hat to review steps with confidence < 0.5."
     )
 
     # --- model provider ---
-    llm_provider: str | None = None
-    llm_base_url: str | None = None
-    llm_model: str | None = None
-    llm_synthesis_model: str | None = None
-    openai_api_key: SecretStr | None = None
-    anthropic_api_key: SecretStr | None = None
-    deepseek_api_key: SecretStr | None = None
-    groq_api_key: SecretStr | None = None
-    openrouter_api_key: SecretStr | None = None
-    github_token: SecretStr | None = None
+    llm_provider: str | None = Field(
+        default=None,
+        description="openai, anthropic, deepseek, groq, openrouter, github, ollama or openai-compatible; unset = record-only.",
+    )
+    llm_base_url: str | None = Field(default=None, description="Endpoint override for any provider.")
+    llm_model: str | None = Field(default=None, description="Model for the hats (default per provider).")
+    llm_synthesis_model: str | None = Field(
+        default=None, description="Model for the synthesis (default per provider)."
+    )
+    openai_api_key: SecretStr | None = Field(default=None, description="Key for LLM_PROVIDER=openai.")
+    anthropic_api_key: SecretStr | None = Field(default=None, description="Key for LLM_PROVIDER=anthropic.")
+    deepseek_api_key: SecretStr | None = Field(default=None, description="Key for LLM_PROVIDER=deepseek.")
+    groq_api_key: SecretStr | None = Field(default=None, description="Key for LLM_PROVIDER=groq.")
+    openrouter_api_key: SecretStr | None = Field(default=None, description="Key for LLM_PROVIDER=openrouter.")
+    github_token: SecretStr | None = Field(
+        default=None, description="Token for LLM_PROVIDER=github (GitHub Models)."
+    )
     llm_api_key: SecretStr | None = Field(default=None, description="Key for openai-compatible servers.")
     # Older names from the multi-agent sequential-thinking server, honoured so existing configs keep working.
     openai_standard_model_id: str | None = None
@@ -81,10 +102,12 @@ class Settings(BaseSettings):
     github_enhanced_model_id: str | None = None
     ollama_standard_model_id: str | None = None
     ollama_enhanced_model_id: str | None = None
-    agno_telemetry: bool = False
+    agno_telemetry: bool = Field(default=False, description="Let agno send its telemetry (off by default).")
 
     # --- the multi-agent core ---
-    thinking_strategy: Strategy = "auto"
+    thinking_strategy: Strategy = Field(
+        default="auto", description="Default strategy: auto, single, double, triple, full or none."
+    )
     thinking_thresholds: str = Field(
         default="25,45,65", description="Router scores at which double, triple and full begin."
     )
