@@ -86,14 +86,23 @@ def http_app(settings: Settings, host: str) -> Any:
     return BearerAuth(app, token) if token else app
 
 
+def check_store(settings: Settings) -> None:
+    """Fail at start-up, with the fix, rather than on the first thought."""
+    from .store import Store
+
+    Store(settings.database_path()).close()
+
+
 def serve_http(settings: Settings, host: str, port: int) -> None:
     import uvicorn
 
     app = http_app(settings, host)
+    check_store(settings)
     uvicorn.run(app, host=host, port=port, log_level=settings.thinking_log_level.lower(), access_log=False)
 
 
 def serve_stdio(settings: Settings) -> None:
     from .server import build_server
 
+    check_store(settings)
     build_server(settings).run()
