@@ -15,9 +15,7 @@ Strategy = Literal["auto", "single", "double", "triple", "full", "none"]
 class Settings(BaseSettings):
     """Every variable the server reads. `.env.example` mirrors these fields (a test keeps them in sync)."""
 
-    model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", case_sensitive=False
-    )
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", case_sensitive=False)
 
     # --- tools and server ---
     thinking_tools: str = Field(
@@ -45,9 +43,7 @@ class Settings(BaseSettings):
     thinking_max_thought_chars: int = Field(default=20_000, ge=100, description="Longest accepted thought.")
 
     # --- console trace (stderr) ---
-    disable_thought_logging: bool = Field(
-        default=False, description="Turn off the per-thought trace on stderr."
-    )
+    disable_thought_logging: bool = Field(default=False, description="Turn off the per-thought trace on stderr.")
     crash_output_format: Literal["console", "json", "markdown"] = Field(
         default="console", description="Trace format for crash steps: console, json or markdown."
     )
@@ -60,9 +56,7 @@ class Settings(BaseSettings):
         default=False, description="Enforce purposes, thought openings and 'To ' rationales."
     )
     max_history_size: int = Field(default=100, ge=1, description="Steps kept per crash session.")
-    crash_session_timeout: float = Field(
-        default=60, gt=0, description="Minutes before an idle CRASH session ends."
-    )
+    crash_session_timeout: float = Field(default=60, gt=0, description="Minutes before an idle CRASH session ends.")
     crash_max_branch_depth: int = Field(default=5, ge=1, description="Deepest nesting of crash branches.")
     crash_review_low_confidence: bool = Field(
         default=True, description="Ask the critical hat to review steps with confidence < 0.5."
@@ -71,21 +65,19 @@ class Settings(BaseSettings):
     # --- model provider ---
     llm_provider: str | None = Field(
         default=None,
-        description="openai, anthropic, deepseek, groq, openrouter, github, ollama or openai-compatible; unset = record-only.",
+        description=(
+            "openai, anthropic, deepseek, groq, openrouter, github, ollama or openai-compatible; unset = record-only."
+        ),
     )
     llm_base_url: str | None = Field(default=None, description="Endpoint override for any provider.")
     llm_model: str | None = Field(default=None, description="Model for the hats (default per provider).")
-    llm_synthesis_model: str | None = Field(
-        default=None, description="Model for the synthesis (default per provider)."
-    )
+    llm_synthesis_model: str | None = Field(default=None, description="Model for the synthesis (default per provider).")
     openai_api_key: SecretStr | None = Field(default=None, description="Key for LLM_PROVIDER=openai.")
     anthropic_api_key: SecretStr | None = Field(default=None, description="Key for LLM_PROVIDER=anthropic.")
     deepseek_api_key: SecretStr | None = Field(default=None, description="Key for LLM_PROVIDER=deepseek.")
     groq_api_key: SecretStr | None = Field(default=None, description="Key for LLM_PROVIDER=groq.")
     openrouter_api_key: SecretStr | None = Field(default=None, description="Key for LLM_PROVIDER=openrouter.")
-    github_token: SecretStr | None = Field(
-        default=None, description="Token for LLM_PROVIDER=github (GitHub Models)."
-    )
+    github_token: SecretStr | None = Field(default=None, description="Token for LLM_PROVIDER=github (GitHub Models).")
     llm_api_key: SecretStr | None = Field(default=None, description="Key for openai-compatible servers.")
     # Older names from the multi-agent sequential-thinking server, honoured so existing configs keep working.
     openai_standard_model_id: str | None = None
@@ -140,9 +132,7 @@ class Settings(BaseSettings):
         names = [n.strip() for n in value.split(",") if n.strip()]
         unknown = sorted(set(names) - set(TOOL_NAMES))
         if unknown or not names:
-            raise ValueError(
-                f"THINKING_TOOLS names unknown tools {unknown}; choose from {', '.join(TOOL_NAMES)}"
-            )
+            raise ValueError(f"THINKING_TOOLS names unknown tools {unknown}; choose from {', '.join(TOOL_NAMES)}")
         return ",".join(names)
 
     @model_validator(mode="after")

@@ -23,8 +23,13 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
     augmenter, problem = build_augmenter(settings)
     if problem:
         err.print(f"[yellow]model augmentation is off:[/] {problem}")
-    thinking = Thinking(settings, store, Trace(settings.model_copy(update={"disable_thought_logging": True})),
-                        augmenter, problem)
+    thinking = Thinking(
+        settings,
+        store,
+        Trace(settings.model_copy(update={"disable_thought_logging": True})),
+        augmenter,
+        problem,
+    )
     finished: list[str] = []
     expected = {"total": 0}
 
@@ -45,8 +50,14 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
                 finished.append(f"[{done}/{total}] {message}")
                 live.update(view())
 
-            inp = ThoughtInput(thought=thought, thought_number=1, total_thoughts=1, next_thought_needed=False,
-                               session_id=session, strategy=strategy)
+            inp = ThoughtInput(
+                thought=thought,
+                thought_number=1,
+                total_thoughts=1,
+                next_thought_needed=False,
+                session_id=session,
+                strategy=strategy,
+            )
             result = await thinking.think(inp, connection="cli", progress=progress)
             live.update(view())
     finally:

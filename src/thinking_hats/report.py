@@ -25,8 +25,14 @@ def session_json(store: Store, session_id: str) -> dict[str, Any]:
         "updated": _iso(session.updated),
         "usage": session.meta.get("usage", {}),
         "entries": [
-            {"seq": e.seq, "number": e.number, "branchId": e.branch_id, "created": _iso(e.created),
-             "input": e.data, "reply": (e.reply or {}).get("reply", e.reply)}
+            {
+                "seq": e.seq,
+                "number": e.number,
+                "branchId": e.branch_id,
+                "created": _iso(e.created),
+                "input": e.data,
+                "reply": (e.reply or {}).get("reply", e.reply),
+            }
             for e in store.entries(session_id)
         ],
     }
@@ -35,8 +41,11 @@ def session_json(store: Store, session_id: str) -> dict[str, Any]:
 def session_markdown(store: Store, session_id: str) -> str:
     session = _session_or_error(store, session_id)
     entries = store.entries(session_id)
-    lines = [f"# Session `{session.id}` ({session.tool})", "",
-             f"{len(entries)} entries · started {_iso(session.created)} · last {_iso(session.updated)}"]
+    lines = [
+        f"# Session `{session.id}` ({session.tool})",
+        "",
+        f"{len(entries)} entries · started {_iso(session.created)} · last {_iso(session.updated)}",
+    ]
     usage = session.meta.get("usage")
     if usage:
         lines.append(
@@ -77,9 +86,15 @@ def _step(entry: Entry) -> list[str]:
     d = entry.data
     action = d.get("next_action")
     action_text = action.get("action") if isinstance(action, dict) else action
-    out = [f"## Step {entry.number}/{d.get('estimated_total')}: {d.get('purpose')}", "",
-           f"- Context: {d.get('context')}", f"- Thought: {d.get('thought')}", f"- Outcome: {d.get('outcome')}",
-           f"- Next action: {action_text}", f"- Rationale: {d.get('rationale')}"]
+    out = [
+        f"## Step {entry.number}/{d.get('estimated_total')}: {d.get('purpose')}",
+        "",
+        f"- Context: {d.get('context')}",
+        f"- Thought: {d.get('thought')}",
+        f"- Outcome: {d.get('outcome')}",
+        f"- Next action: {action_text}",
+        f"- Rationale: {d.get('rationale')}",
+    ]
     if "confidence" in d:
         out.append(f"- Confidence: {d['confidence']}")
     if d.get("revised_by"):

@@ -46,7 +46,7 @@ class App:
     # Under stdio one process serves one client, so the process is the connection.
     process_key: str
 
-    def connection(self, ctx: Context) -> str | None:
+    def connection(self, ctx: "Context[App, Any]") -> str | None:
         headers = ctx.headers
         if headers is None:
             return self.process_key
@@ -58,9 +58,7 @@ class App:
 class ThinkingServer(MCPServer[App]):
     """MCPServer whose argument errors say which field to fix (and use CRASH's error shape for `crash`)."""
 
-    async def call_tool(  # type: ignore[override]
-        self, name: str, arguments: dict[str, Any], context: Context[App, Any] | None = None
-    ) -> Any:
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[App, Any] | None = None) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -75,8 +73,7 @@ class ThinkingServer(MCPServer[App]):
             if name == "crash":
                 return _crash_failure("invalid arguments: " + "; ".join(problems), "Fix these fields and call again.")
             raise ToolError(
-                f"Invalid arguments for {name} (nothing was recorded); fix and call again:\n- "
-                + "\n- ".join(problems)
+                f"Invalid arguments for {name} (nothing was recorded); fix and call again:\n- " + "\n- ".join(problems)
             ) from None
 
 
@@ -137,7 +134,8 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
             thought: Annotated[str, Field(min_length=1, max_length=max_chars, description="This thinking step.")],
             thought_number: Annotated[int, Field(validation_alias="thoughtNumber", ge=1, le=100_000)],
             total_thoughts: Annotated[
-                int, Field(validation_alias="totalThoughts", ge=1, le=100_000, description="Current estimate.")
+                int,
+                Field(validation_alias="totalThoughts", ge=1, le=100_000, description="Current estimate."),
             ],
             next_thought_needed: Annotated[bool, Field(validation_alias="nextThoughtNeeded")],
             ctx: Context[App, Any],
@@ -270,7 +268,10 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
             }
 
     @server.resource(
-        "thinking://sessions", name="sessions", description="Recent sessions (JSON).", mime_type="application/json"
+        "thinking://sessions",
+        name="sessions",
+        description="Recent sessions (JSON).",
+        mime_type="application/json",
     )
     async def sessions_resource() -> str:
         # Static resources get no Context in mcp 2.x, hence the server-level core.

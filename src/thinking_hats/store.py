@@ -113,7 +113,8 @@ class Store:
     def create_session(self, session_id: str, tool: str) -> Session:
         now = time.time()
         self._db.execute(
-            "INSERT INTO sessions(id, tool, created, updated) VALUES (?, ?, ?, ?)", (session_id, tool, now, now)
+            "INSERT INTO sessions(id, tool, created, updated) VALUES (?, ?, ?, ?)",
+            (session_id, tool, now, now),
         )
         return Session(session_id, tool, now, now, {})
 
@@ -127,9 +128,7 @@ class Store:
     def reset_session(self, session_id: str) -> None:
         with self._db:
             self._db.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
-            self._db.execute(
-                "UPDATE sessions SET meta = '{}', updated = ? WHERE id = ?", (time.time(), session_id)
-            )
+            self._db.execute("UPDATE sessions SET meta = '{}', updated = ? WHERE id = ?", (time.time(), session_id))
 
     def delete_session(self, session_id: str) -> bool:
         cur = self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
@@ -184,7 +183,8 @@ class Store:
 
     def update_data(self, session_id: str, seq: int, data: dict[str, Any]) -> None:
         self._db.execute(
-            "UPDATE entries SET data = ? WHERE session_id = ? AND seq = ?", (json.dumps(data), session_id, seq)
+            "UPDATE entries SET data = ? WHERE session_id = ? AND seq = ?",
+            (json.dumps(data), session_id, seq),
         )
 
     def last(self, session_id: str) -> Entry | None:

@@ -135,7 +135,9 @@ class Thinking:
             self._add_session_usage(session_id, outcome.usage)
         markdown = render_markdown(reply, elapsed, outcome.failure if outcome else None)
         self.store.set_reply(
-            session_id, seq, {"reply": reply.model_dump(mode="json"), "markdown": markdown, "is_error": is_error}
+            session_id,
+            seq,
+            {"reply": reply.model_dump(mode="json"), "markdown": markdown, "is_error": is_error},
         )
         return ThoughtResult(reply, markdown, is_error)
 

@@ -42,7 +42,10 @@ class Trace:
             return
         number, total = data.get("thought_number"), data.get("total_thoughts")
         if data.get("is_revision"):
-            title = self._paint("🔄 Revision", "yellow") + f" {number}/{total} (revising thought {data.get('revises_thought')})"
+            title = (
+                self._paint("🔄 Revision", "yellow")
+                + f" {number}/{total} (revising thought {data.get('revises_thought')})"
+            )
         elif data.get("branch_from_thought"):
             title = (
                 self._paint("🌿 Branch", "green")
