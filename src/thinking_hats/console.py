@@ -50,10 +50,13 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
                 finished.append(f"[{done}/{total}] {message}")
                 live.update(view())
 
+            # In a named session the thought continues the chain; otherwise it starts a new one.
+            last = store.last(session) if session else None
+            number = last.number + 1 if last is not None else 1
             inp = ThoughtInput(
                 thought=thought,
-                thought_number=1,
-                total_thoughts=1,
+                thought_number=number,
+                total_thoughts=number,
                 next_thought_needed=False,
                 session_id=session,
                 strategy=strategy,
