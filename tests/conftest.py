@@ -32,23 +32,34 @@ def _is_local(address: Any) -> bool:
         return False
 
 
+_attempts: list[str] = []
+
+
+def _refuse(address: Any) -> None:
+    _attempts.append(repr(address))
+    raise UnexpectedNetworkAccess(f"test tried to reach {address!r}: tests must stay offline")
+
+
 def _guarded_connect(self: socket.socket, address: Any) -> Any:
     if not _is_local(address):
-        raise UnexpectedNetworkAccess(f"test tried to reach {address!r}: tests must stay offline")
+        _refuse(address)
     return _real_connect(self, address)
 
 
 def _guarded_connect_ex(self: socket.socket, address: Any) -> Any:
     if not _is_local(address):
-        raise UnexpectedNetworkAccess(f"test tried to reach {address!r}: tests must stay offline")
+        _refuse(address)
     return _real_connect_ex(self, address)
 
 
 @pytest.fixture(autouse=True)
 def _offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Refuses non-loopback connections, and fails the test afterwards even if the code swallowed the refusal."""
+    _attempts.clear()
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
     yield
+    assert not _attempts, f"the test tried to reach the network: {_attempts}"
 
 
 _OUR_VARIABLES_PREFIXES = ("THINKING_", "LLM_", "CRASH_", "AGNO_")

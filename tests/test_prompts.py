@@ -44,11 +44,12 @@ def test_the_built_in_prompts_come_with_a_default_and_a_clinical_pack() -> None:
 
 @pytest.mark.parametrize("pack", ["default", "clinical"])
 @pytest.mark.parametrize("name", PROMPT_NAMES)
-def test_every_built_in_prompt_renders_with_the_variables_the_orchestrator_passes(
-    pack: str, name: str
-) -> None:
+def test_every_built_in_prompt_renders_with_the_variables_the_orchestrator_passes(pack: str, name: str) -> None:
     prompts = Prompts(pack)
-    variables = thought_variables(FULL_CONTEXT) if name == "thought" else {}
+    variables: dict[str, str] = {
+        "thought": thought_variables(FULL_CONTEXT),
+        "analyses": {"thought_message": "## Current thought (1 of 1)", "analyses": "### factual hat\n\nok"},
+    }.get(name, {})
     rendered = prompts.render(name, **variables)
     assert "{{" not in rendered and "}}" not in rendered
     assert rendered.strip() and rendered.endswith("\n")
@@ -157,9 +158,7 @@ def test_an_override_directory_wins_for_one_name_while_the_others_fall_back(tmp_
             assert prompts.source(name) == builtin_dir() / "default" / f"{name}.md"
 
 
-def test_thinking_prompts_dir_and_pack_come_from_settings(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_thinking_prompts_dir_and_pack_come_from_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     mine = write(tmp_path / "overrides" / "synthesis.md", "Merge.")
     monkeypatch.setenv("THINKING_PROMPTS_DIR", str(tmp_path / "overrides"))
     monkeypatch.setenv("THINKING_PROMPT_PACK", "clinical")

@@ -172,9 +172,7 @@ def test_the_strategy_and_hats_follow_what_the_thought_says(
     thought: str, extra: dict[str, Any], strategy: str, must_include: set[str]
 ) -> None:
     chosen = route(ctx(thought, **extra), DEFAULT)
-    explained = f"score {chosen.score}: " + "; ".join(
-        f"{f.name}={f.points} ({f.detail})" for f in chosen.factors
-    )
+    explained = f"score {chosen.score}: " + "; ".join(f"{f.name}={f.points} ({f.detail})" for f in chosen.factors)
     assert chosen.strategy == strategy, explained
     assert must_include <= set(chosen.hats), explained
     assert len(chosen.hats) == STRATEGIES[strategy].hats
@@ -249,9 +247,7 @@ def test_thresholds_from_settings_change_the_outcome() -> None:
 
 def test_thresholds_from_the_environment_reach_the_router(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("THINKING_THRESHOLDS", "2,3,4")
-    assert (
-        route(ctx("What is the capital of France?"), load_settings().router_thresholds()).strategy == "full"
-    )
+    assert route(ctx("What is the capital of France?"), load_settings().router_thresholds()).strategy == "full"
 
 
 def test_routing_is_deterministic() -> None:

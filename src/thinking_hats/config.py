@@ -106,6 +106,9 @@ class Settings(BaseSettings):
     thinking_hat_timeout: float = Field(default=25, gt=0, description="Seconds one hat may take.")
     thinking_deadline: float = Field(default=45, gt=0, description="Seconds for a whole thought (below 60).")
     thinking_max_retries: int = Field(default=2, ge=0, description="Retries of a failed model call.")
+    thinking_retry_wait: float = Field(
+        default=0.5, ge=0, description="First wait before a retry, in seconds (doubles each time, plus jitter)."
+    )
     thinking_context_thoughts: int = Field(default=3, ge=0, description="Recent thoughts sent as context.")
     thinking_max_output_tokens: int = Field(default=700, ge=16, description="Output cap per model call.")
     thinking_prompts_dir: Path | None = Field(default=None, description="Folder overriding prompts/*.md.")

@@ -45,11 +45,10 @@ async def run_doctor(settings: Settings) -> int:
 
     out.write("\nPrompts:\n")
     try:
-        from .analysis import HATS
-        from .prompts import Prompts
+        from .prompts import PROMPT_NAMES, Prompts
 
         prompts = Prompts.from_settings(settings)
-        for name in (*HATS, "synthesis", "thought"):
+        for name in PROMPT_NAMES:
             out.write(f"  {name}: {prompts.source(name)}\n")
     except ValueError as exc:
         ok = False

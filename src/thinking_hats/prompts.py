@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PACK = "default"
 # Every name the orchestrator renders: the hats' and the synthesizer's system prompts, the hats' user message.
-PROMPT_NAMES: tuple[str, ...] = (*HATS, "synthesis", "thought")
+PROMPT_NAMES: tuple[str, ...] = (*HATS, "synthesis", "thought", "analyses")
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -60,9 +60,7 @@ class Prompts:
     def packs(self) -> list[str]:
         if not self._root.is_dir():
             return []
-        return sorted(
-            p.name for p in self._root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))
-        )
+        return sorted(p.name for p in self._root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
     def _candidates(self, name: str) -> list[Path]:
         found = [] if self.override_dir is None else [self.override_dir / f"{name}.md"]

@@ -406,8 +406,6 @@ def route(ctx: ThoughtContext, thresholds: tuple[int, int, int], override: str =
     if count >= len(HATS):
         hats = HATS
     else:
-        needs_review = ctx.revised is not None or (
-            ctx.confidence is not None and ctx.confidence < _LOW_CONFIDENCE
-        )
+        needs_review = ctx.revised is not None or (ctx.confidence is not None and ctx.confidence < _LOW_CONFIDENCE)
         hats = tuple(_rank(affinity, critical_first=needs_review)[:count])
     return Route(strategy=strategy, score=score, factors=tuple(factors), hats=hats)

@@ -298,7 +298,12 @@ def render_markdown(reply: ThoughtReply, seconds: float, failure: str | None) ->
             lines.append(reply.notice)
         return "\n".join(lines)
     a, u = reply.analysis, reply.usage
-    body = f"Analysis failed: {failure}. The thought was recorded." if failure else (a.synthesis or "")
+    if failure:
+        body = f"Analysis failed: {failure}. The thought was recorded."
+    elif a.synthesis:
+        body = a.synthesis
+    else:  # the synthesis failed: the hats' own analyses, each under its name
+        body = "\n\n".join(f"**{h.hat} hat:** {h.output}" for h in a.hats if h.status == "ok" and h.output)
     hats = "+".join(h.hat for h in a.hats if h.hat != "synthesis") or "-"
     footer = (
         f"*{a.strategy} · score {a.complexity.score:g} · {hats} · {seconds:.1f} s · "

@@ -1,0 +1,293 @@
+"""The multi-agent core: the routed hats run concurrently, then one synthesis; failures are reported, not hidden.
+
+One agno agent per role is built once per process, all sharing one SDK client over one HTTP client, so a thought
+costs exactly its model calls: no agent construction, no TLS set-up, no hidden memory or telemetry calls.
+Retries have one owner, tenacity, driven by what the wire said (status, Retry-After), within the deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+from tenacity.stop import stop_base
+from tenacity.wait import wait_exponential_jitter
+
+from .analysis import Analysis, HatRun, Outcome, ProgressFn, Role, ThoughtContext, Usage
+from .config import Settings
+from .prompts import Prompts, thought_variables
+from .providers import Exchange, ResolvedProvider, agno_model, current_exchange, http_client, sdk_client
+from .router import Route
+
+log = logging.getLogger("thinking_hats")
+
+ROLES: tuple[Role, ...] = ("factual", "emotional", "critical", "optimistic", "creative", "synthesis")
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+class CallFailed(Exception):
+    """One failed attempt at a model call, with what the wire said about it."""
+
+    def __init__(self, reason: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.status, self.retry_after = reason, status, retry_after
+
+
+class Retryable(CallFailed):
+    """A failure worth another attempt: 408/409/429/5xx, no response, a timeout, an unreadable body."""
+
+
+@dataclass
+class CallResult:
+    role: Role
+    status: str  # a HatRun status: ok, failed, timeout, cancelled
+    ms: int
+    text: str | None = None
+    error: str | None = None
+    http_status: int | None = None
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def run(self) -> HatRun:
+        return HatRun(
+            hat=self.role,
+            status=self.status,  # type: ignore[arg-type]
+            ms=self.ms,
+            tokens=self.input_tokens + self.output_tokens,
+            output=self.text,
+            error=self.error,
+        )
+
+
+def route_agno_logs(settings: Settings) -> None:
+    """Give agno's loggers a stderr handler before agno builds its own, which writes to stdout off a terminal.
+
+    agno resets its loggers' levels on every run, so the level that holds is the handler's: its errors repeat
+    what the reply already reports, and show only at THINKING_LOG_LEVEL=DEBUG.
+    """
+    level = logging.DEBUG if settings.thinking_log_level == "DEBUG" else logging.CRITICAL
+    for name in ("agno", "agno-team", "agno-workflow"):
+        logger = logging.getLogger(name)
+        for old in list(logger.handlers):
+            logger.removeHandler(old)
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("agno %(levelname)s %(message)s"))
+        handler.setLevel(level)
+        logger.addHandler(handler)
+        logger.propagate = False
+
+
+class Orchestrator:
+    def __init__(self, settings: Settings, provider: ResolvedProvider, prompts: Prompts) -> None:
+        route_agno_logs(settings)
+        from agno.agent import Agent
+
+        self.settings = settings
+        self.provider = provider
+        self.prompts = prompts
+        self._http = http_client(provider)
+        self._client = sdk_client(provider, self._http)
+        self._agents: dict[Role, Any] = {}
+        for role in ROLES:
+            model_id = provider.synthesis_model if role == "synthesis" else provider.model
+            self._agents[role] = Agent(
+                name=f"{role} hat" if role != "synthesis" else "synthesizer",
+                model=agno_model(provider, model_id, self._client, settings.thinking_max_output_tokens),
+                # Our prompt file is the whole system message: no agno preamble, datetime or history.
+                system_message=prompts.render(role),
+                telemetry=settings.agno_telemetry,
+                retries=0,
+            )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def analyse(self, ctx: ThoughtContext, route: Route, progress: ProgressFn | None) -> Outcome:
+        started = time.monotonic()
+        deadline = started + self.settings.thinking_deadline
+        # The synthesis needs time of its own: the hats must be done before the deadline by that much.
+        reserve = min(self.settings.thinking_hat_timeout, self.settings.thinking_deadline / 3) if route.synthesis else 0
+        hats_deadline = deadline - reserve
+        total = len(route.hats) + (1 if route.synthesis else 0)
+        message = self.prompts.render("thought", **thought_variables(ctx))
+
+        done = 0
+
+        async def hat(role: Role) -> CallResult:
+            nonlocal done
+            result = await self._call(role, message, hats_deadline)
+            done += 1
+            await _notify(progress, done, total, f"{role} hat {_word(result)} ({result.ms} ms)")
+            return result
+
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(hat(role)) for role in route.hats]
+        results = [t.result() for t in tasks]
+
+        analysis = Analysis(strategy=route.strategy, complexity=route.complexity())
+        succeeded = [r for r in results if r.status == "ok"]
+        analysis.problems.extend(self._problem(r) for r in results if r.status != "ok")
+
+        if not route.synthesis:
+            analysis.synthesis = succeeded[0].text if succeeded else None
+        elif succeeded:
+            analyses = "\n\n".join(f"### {r.role} hat\n\n{r.text}" for r in succeeded)
+            synthesis_input = self.prompts.render("analyses", thought_message=message.strip(), analyses=analyses)
+            result = await self._call("synthesis", synthesis_input, deadline)
+            results.append(result)
+            await _notify(progress, total, total, f"synthesis {_word(result)} ({result.ms} ms)")
+            if result.status == "ok":
+                analysis.synthesis = result.text
+            else:
+                analysis.problems.append(self._problem(result) + "; the hat analyses are shown as they are")
+        analysis.hats = [r.run() for r in results]
+
+        usage = Usage(
+            llm_calls=sum(r.requests for r in results),
+            input_tokens=sum(r.input_tokens for r in results),
+            output_tokens=sum(r.output_tokens for r in results),
+        )
+        failure = None if succeeded else self._failure(results)
+        return Outcome(analysis=analysis, usage=usage, failure=failure)
+
+    async def _call(self, role: Role, message: str, deadline: float) -> CallResult:
+        """One role's model call with retries; never raises (but for cancellation): failure is a result."""
+        started = time.monotonic()
+        exchange = Exchange()
+        token = current_exchange.set(exchange)
+        attempts = 0
+        try:
+            retrying = AsyncRetrying(
+                stop=stop_after_attempt(self.settings.thinking_max_retries + 1) | _StopAtDeadline(deadline),
+                wait=_wait_for_server(
+                    wait_exponential_jitter(
+                        multiplier=self.settings.thinking_retry_wait, max=8, jitter=self.settings.thinking_retry_wait
+                    )
+                ),
+                retry=retry_if_exception_type(Retryable),
+                reraise=True,
+            )
+            async for attempt in retrying:
+                with attempt:
+                    attempts += 1
+                    text, tokens_in, tokens_out = await self._attempt(role, message, deadline, exchange)
+            return CallResult(
+                role, "ok", _ms(started), text=text, requests=exchange.requests,
+                input_tokens=tokens_in, output_tokens=tokens_out,
+            )  # fmt: skip
+        except CallFailed as exc:
+            after = f" after {attempts} attempts" if attempts > 1 else ""
+            return CallResult(
+                role,
+                "timeout" if exc.reason.startswith("timed out") else "failed",
+                _ms(started),
+                error=f"{exc.reason}{after}",
+                http_status=exc.status,
+                requests=exchange.requests,
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug or an agno surprise: reported as a failure, never as analysis
+            log.exception("unexpected error in the %s call", role)
+            return CallResult(role, "failed", _ms(started), error=f"internal error: {type(exc).__name__}")
+        finally:
+            current_exchange.reset(token)
+
+    async def _attempt(self, role: Role, message: str, deadline: float, exchange: Exchange) -> tuple[str, int, int]:
+        from agno.run.base import RunStatus
+
+        remaining = deadline - time.monotonic()
+        limit = min(self.settings.thinking_hat_timeout, remaining)
+        if limit <= 0:
+            raise CallFailed(f"not started: THINKING_DEADLINE ({self.settings.thinking_deadline:g} s) had passed")
+        exchange.status, exchange.retry_after, exchange.transport_error = None, None, None
+        try:
+            async with asyncio.timeout(limit):
+                out = await self._agents[role].arun(message)
+        except TimeoutError:
+            which = "THINKING_HAT_TIMEOUT" if limit >= self.settings.thinking_hat_timeout else "THINKING_DEADLINE"
+            raise Retryable(f"timed out after {limit:.1f} s ({which})") from None
+
+        if out.status == RunStatus.error:
+            raise self._classify(exchange)
+        text = out.content if isinstance(out.content, str) else None
+        if not text or not text.strip():
+            raise CallFailed(f"empty completion from {self.provider.name}", status=exchange.status)
+        metrics = out.metrics
+        return (
+            text.strip(),
+            int(getattr(metrics, "input_tokens", 0) or 0),
+            int(getattr(metrics, "output_tokens", 0) or 0),
+        )
+
+    def _classify(self, exchange: Exchange) -> CallFailed:
+        name, status = self.provider.name, exchange.status
+        if status is None:
+            if exchange.requests:
+                return Retryable(f"no response from {name} ({exchange.transport_error or 'connection failed'})")
+            return CallFailed(f"the call to {name} failed before it was sent")
+        if status < 400:
+            return Retryable(f"unreadable response from {name} (HTTP {status})", status=status)
+        fix = self.provider.fix_for(status)
+        if status in RETRYABLE_STATUS:
+            return Retryable(f"{status} from {name}: {fix}", status=status, retry_after=exchange.retry_after)
+        return CallFailed(f"{status} from {name}: {fix}", status=status)
+
+    def _problem(self, result: CallResult) -> str:
+        who = "synthesis" if result.role == "synthesis" else f"{result.role} hat"
+        return f"{who} failed: {result.error}"
+
+    def _failure(self, results: list[CallResult]) -> str:
+        # An authentication problem explains everything else; otherwise the first failure speaks for all.
+        failed = [r for r in results if r.status != "ok"]
+        if not failed:
+            return "no hat ran"
+        worst = next((r for r in failed if r.http_status in (401, 403)), failed[0])
+        roles = ", ".join(r.role for r in failed)
+        return f"{worst.error} ({roles})"
+
+
+class _StopAtDeadline(stop_base):
+    """Stop retrying when the next wait would end beyond the deadline."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return time.monotonic() + (retry_state.upcoming_sleep or 0) >= self.deadline
+
+
+def _wait_for_server(backoff: Callable[[RetryCallState], float]) -> Callable[[RetryCallState], float]:
+    """Retry-After when the server sent one, else exponential backoff with jitter."""
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, CallFailed) and exc.retry_after is not None:
+            return exc.retry_after
+        return backoff(state)
+
+    return wait
+
+
+def _word(result: CallResult) -> str:
+    return "done" if result.status == "ok" else result.status
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+async def _notify(progress: ProgressFn | None, done: int, total: int, message: str) -> None:
+    if progress is None:
+        return
+    try:
+        await progress(done, total, message)
+    except Exception:  # a client that went away must not fail the thought
+        log.debug("progress notification failed", exc_info=True)
