@@ -1,0 +1,54 @@
+"""`thinking-hats think`: one thought from the terminal, progress per hat on stderr, the answer on stdout."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fakes import FakeLLM
+from thinking_hats.cli import main
+
+QUESTION = "Should we rewrite the billing service in Rust, given the team's skills, the risk and the cost?"
+
+
+@pytest.fixture
+def configured(openai_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
+    monkeypatch.setenv("LLM_PROVIDER", "openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-openai")
+    return openai_llm
+
+
+def test_think_prints_the_synthesis_and_shows_each_hat_finishing(
+    configured: FakeLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["think", QUESTION, "--strategy", "double"])
+
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.startswith("[synthesis]")
+    assert "[1/3]" in err and "[2/3]" in err and "[3/3] synthesis done" in err
+    assert configured.roles()[-1] == "synthesis"
+
+
+def test_think_in_a_named_session_continues_its_chain(configured: FakeLLM, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["think", "First: list the options.", "--strategy", "single", "--session", "plan"]) == 0
+    capsys.readouterr()
+    assert main(["think", "Second: weigh them.", "--strategy", "single", "--session", "plan", "--json"]) == 0
+
+    second = json.loads(capsys.readouterr().out)
+    assert second["thoughtNumber"] == 2 and second["sessionId"] == "plan"
+    assert main(["sessions", "export", "plan", "--format", "json"]) == 0
+    exported = json.loads(capsys.readouterr().out)
+    assert [e["number"] for e in exported["entries"]] == [1, 2]
+
+
+def test_think_exits_non_zero_with_the_fix_when_the_provider_refuses(
+    configured: FakeLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configured.enqueue("*", 401)
+    code = main(["think", "Is 7 prime?", "--strategy", "single"])
+
+    out, _ = capsys.readouterr()
+    assert code == 1
+    assert "401 from openai: check OPENAI_API_KEY" in out
