@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -71,9 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings()
     except ValidationError as exc:
         return _fail(_settings_problem(exc))
-    logging.basicConfig(
-        stream=sys.stderr, level=settings.thinking_log_level, format="%(levelname)s %(name)s: %(message)s"
-    )
+    from .logs import setup_logging
+
+    setup_logging(settings)
     command = args.command or "serve"
     try:
         if command == "serve":

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from tenacity.wait import wait_exponential_jitter
 
 from .analysis import Analysis, HatRun, Outcome, ProgressFn, Role, ThoughtContext, Usage
 from .config import Settings
+from .logs import route_agno_logs
 from .prompts import Prompts, thought_variables
 from .providers import Exchange, ResolvedProvider, agno_model, current_exchange, http_client, sdk_client
 from .router import Route
@@ -64,24 +64,6 @@ class CallResult:
             output=self.text,
             error=self.error,
         )
-
-
-def route_agno_logs(settings: Settings) -> None:
-    """Give agno's loggers a stderr handler before agno builds its own, which writes to stdout off a terminal.
-
-    agno resets its loggers' levels on every run, so the level that holds is the handler's: its errors repeat
-    what the reply already reports, and show only at THINKING_LOG_LEVEL=DEBUG.
-    """
-    level = logging.DEBUG if settings.thinking_log_level == "DEBUG" else logging.CRITICAL
-    for name in ("agno", "agno-team", "agno-workflow"):
-        logger = logging.getLogger(name)
-        for old in list(logger.handlers):
-            logger.removeHandler(old)
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("agno %(levelname)s %(message)s"))
-        handler.setLevel(level)
-        logger.addHandler(handler)
-        logger.propagate = False
 
 
 class Orchestrator:
