@@ -31,22 +31,23 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
         problem,
     )
     finished: list[str] = []
-    expected = {"total": 0}
+    state = {"total": 0, "over": False}
 
     def view() -> Table:
         table = Table.grid(padding=(0, 1))
         for line in finished:
-            table.add_row("[green]✓[/]", line)
-        remaining = expected["total"] - len(finished)
-        if remaining > 0 or not finished:
-            table.add_row(Spinner("dots"), f"thinking… {remaining if remaining > 0 else ''}".rstrip())
+            mark = "[green]✓[/]" if " done " in line else "[red]✗[/]"
+            table.add_row(mark, line)
+        if not state["over"]:
+            remaining = int(state["total"]) - len(finished)
+            table.add_row(Spinner("dots"), f"thinking… {remaining} to go" if remaining > 0 else "thinking…")
         return table
 
     try:
         with Live(view(), console=err, refresh_per_second=12, transient=False) as live:
 
             async def progress(done: int, total: int, message: str) -> None:
-                expected["total"] = total
+                state["total"] = total
                 finished.append(f"[{done}/{total}] {message}")
                 live.update(view())
 
@@ -62,6 +63,7 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
                 strategy=strategy,
             )
             result = await thinking.think(inp, connection="cli", progress=progress)
+            state["over"] = True
             live.update(view())
     finally:
         if augmenter is not None:
