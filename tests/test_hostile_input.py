@@ -68,7 +68,16 @@ def fields(
     )
 
 
-CRASH_REQUIRED = ("step_number", "estimated_total", "purpose", "context", "thought", "outcome", "next_action", "rationale")
+CRASH_REQUIRED = (
+    "step_number",
+    "estimated_total",
+    "purpose",
+    "context",
+    "thought",
+    "outcome",
+    "next_action",
+    "rationale",
+)
 TOOLS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "sequentialthinking": fields(
         {
@@ -115,7 +124,7 @@ TOOLS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             "rationale",
         ),
         nestable=("next_action", "external_context"),
-    ),  # fmt: skip
+    ),
     "sequential_thinking": fields(
         {
             "thought": texts,
