@@ -113,16 +113,7 @@ TOOLS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             "external_context": st.dictionaries(st.text(max_size=8), json_values, max_size=3),
             "tools_used": st.lists(st.text(max_size=20), max_size=5),
         },
-        required=(
-            "step_number",
-            "estimated_total",
-            "purpose",
-            "context",
-            "thought",
-            "outcome",
-            "next_action",
-            "rationale",
-        ),
+        required=CRASH_REQUIRED,
         nestable=("next_action", "external_context"),
     ),
     "sequential_thinking": fields(
