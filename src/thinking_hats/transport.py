@@ -94,11 +94,29 @@ def check_store(settings: Settings) -> None:
 
 
 def serve_http(settings: Settings, host: str, port: int) -> None:
+    """Serve until interrupted; `--port 0` picks a free port. The address is announced on stderr once bound."""
+    import socket
+    import sys
+
     import uvicorn
 
     app = http_app(settings, host)
     check_store(settings)
-    uvicorn.run(app, host=host, port=port, log_level=settings.thinking_log_level.lower(), access_log=False)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigurationError(f"cannot listen on {host}:{port} ({exc.strerror}): choose another --port") from None
+    # Listening before the announcement: a client that connects at once waits in the backlog, never refused.
+    sock.listen(2048)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    print(f"thinking-hats: streamable HTTP on http://{shown}:{bound}/mcp", file=sys.stderr, flush=True)
+    config = uvicorn.Config(app, log_level=settings.thinking_log_level.lower(), access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def serve_stdio(settings: Settings) -> None:

@@ -1,0 +1,63 @@
+"""The real server as a subprocess on streamable HTTP (127.0.0.1, a free port), for load and exposure tests."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ANNOUNCEMENT = re.compile(r"streamable HTTP on (http://\S+/mcp)")
+
+
+@dataclass
+class HttpServer:
+    process: subprocess.Popen[str]
+    url: str = ""
+    stderr: list[str] = field(default_factory=list)
+
+    def rss_kib(self) -> int:
+        """Resident memory of the server process, from /proc (Linux)."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise RuntimeError("no VmRSS in /proc status")
+
+
+def _drain(server: HttpServer, ready: threading.Event) -> None:
+    # Reads stderr for the whole run: the announcement sets `ready`, and a full pipe can never stall the server.
+    assert server.process.stderr is not None
+    for line in server.process.stderr:
+        server.stderr.append(line)
+        match = ANNOUNCEMENT.search(line)
+        if match and not ready.is_set():
+            server.url = match.group(1)
+            ready.set()
+    ready.set()  # the process ended: let the waiter see why
+
+
+@contextmanager
+def http_server(env: dict[str, str], *args: str) -> Iterator[HttpServer]:
+    command = [sys.executable, "-m", "thinking_hats", "serve", "--transport", "http", "--port", "0", *args]
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    server = HttpServer(process)
+    ready = threading.Event()
+    reader = threading.Thread(target=_drain, args=(server, ready), daemon=True)
+    reader.start()
+    try:
+        assert ready.wait(timeout=60), "the server did not announce its address"
+        assert server.url, f"the server exited: {''.join(server.stderr)}"
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
+        reader.join(timeout=30)
