@@ -166,11 +166,12 @@ class Orchestrator:
             )  # fmt: skip
         except CallFailed as exc:
             after = f" after {attempts} attempts" if attempts > 1 else ""
+            what, colon, fix = exc.reason.partition(": ")  # "500 from openai after 3 attempts: <the fix>"
             return CallResult(
                 role,
                 "timeout" if exc.reason.startswith("timed out") else "failed",
                 _ms(started),
-                error=f"{exc.reason}{after}",
+                error=f"{what}{after}{colon}{fix}",
                 http_status=exc.status,
                 requests=exchange.requests,
             )
@@ -213,7 +214,8 @@ class Orchestrator:
         name, status = self.provider.name, exchange.status
         if status is None:
             if exchange.requests:
-                return Retryable(f"no response from {name} ({exchange.transport_error or 'connection failed'})")
+                what = exchange.transport_error or "connection failed"
+                return Retryable(f"no response from {name} ({what}): {self.provider.fix_for(None)}")
             return CallFailed(f"the call to {name} failed before it was sent")
         if status < 400:
             return Retryable(f"unreadable response from {name} (HTTP {status})", status=status)
