@@ -140,6 +140,7 @@ class StubLLM:
     async def start(self) -> StubLLM:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # accepted sockets inherit it
         sock.bind((self.host, self.port))
         sock.listen(1024)
         self.port = sock.getsockname()[1]
