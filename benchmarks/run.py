@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,10 +49,29 @@ class Plan:
     rss_large: int
     session_length: int
     concurrent: int
+    concurrency_latencies: tuple[float, ...]
 
 
-FULL = Plan(latency=0.2, runs=5, record_calls=2000, rss_small=1000, rss_large=10000, session_length=50, concurrent=20)
-SMOKE = Plan(latency=0.02, runs=1, record_calls=40, rss_small=20, rss_large=60, session_length=6, concurrent=4)
+FULL = Plan(
+    latency=0.2,
+    runs=5,
+    record_calls=2000,
+    rss_small=1000,
+    rss_large=10000,
+    session_length=50,
+    concurrent=20,
+    concurrency_latencies=(0.2, 1.0),
+)
+SMOKE = Plan(
+    latency=0.02,
+    runs=1,
+    record_calls=40,
+    rss_small=20,
+    rss_large=60,
+    session_length=6,
+    concurrent=4,
+    concurrency_latencies=(0.02,),
+)
 
 
 def thought(text: str, number: int, total: int, session: str, **extra: Any) -> dict[str, Any]:
@@ -252,30 +271,61 @@ async def http_server(env: dict[str, str]) -> AsyncIterator[str]:
         drainer.cancel()
 
 
-async def bench_concurrency(plan: Plan, stub: StubLLM, work: Path) -> dict[str, Any]:
-    async def one(url: str, session: str) -> float:
-        async with Client(url) as client:
-            started = time.perf_counter()
+async def bench_concurrency(plan: Plan, stub: StubLLM, work: Path) -> list[dict[str, Any]]:
+    """N thoughts in N sessions at once vs one alone, clients connected beforehand (thoughts, not handshakes)."""
+    rows = []
+    async with (
+        http_server(server_env(work / "http", stub, THINKING_HAT_TIMEOUT="30")) as url,
+        AsyncExitStack() as stack,
+    ):
+        clients = [await stack.enter_async_context(Client(url)) for _ in range(plan.concurrent)]
+
+        async def one(client: Client, session: str) -> None:
             result = await client.call_tool("sequentialthinking", thought(HARD, 1, 1, session, strategy="triple"))
             assert not result.is_error, result
-            return time.perf_counter() - started
 
-    async with http_server(server_env(work / "http", stub, THINKING_HAT_TIMEOUT="30")) as url:
-        await one(url, "warm")
-        alone, together = [], []
-        for run in range(plan.runs):
-            alone.append(await one(url, f"alone-{run}"))
-            started = time.perf_counter()
-            await asyncio.gather(*(one(url, f"c{run}-{i}") for i in range(plan.concurrent)))
-            together.append(time.perf_counter() - started)
-    a, t = statistics.median(alone), statistics.median(together)
-    return {
-        "sessions": plan.concurrent,
-        "strategy": "triple",
-        "alone_s": round(a, 3),
-        "concurrent_s": round(t, 3),
-        "ratio": round(t / a, 3),
-    }
+        await asyncio.gather(*(one(c, f"warm-{i}") for i, c in enumerate(clients)))
+        for latency in plan.concurrency_latencies:
+            stub.latency = latency
+            alone, together, cpu = [], [], []
+            for run in range(plan.runs):
+                started = time.perf_counter()
+                await one(clients[0], f"alone-{latency}-{run}")
+                alone.append(time.perf_counter() - started)
+                before = process_cpu_s(url)
+                started = time.perf_counter()
+                await asyncio.gather(*(one(c, f"c-{latency}-{run}-{i}") for i, c in enumerate(clients)))
+                together.append(time.perf_counter() - started)
+                cpu.append((process_cpu_s(url) - before) / plan.concurrent)
+            a, t = statistics.median(alone), statistics.median(together)
+            rows.append(
+                {
+                    "sessions": plan.concurrent,
+                    "strategy": "triple",
+                    "model_latency_s": latency,
+                    "alone_s": round(a, 3),
+                    "concurrent_s": round(t, 3),
+                    "ratio": round(t / a, 3),
+                    "server_cpu_ms_per_thought": round(statistics.median(cpu) * 1000, 1),
+                }
+            )
+        stub.latency = plan.latency
+    return rows
+
+
+def process_cpu_s(url: str) -> float:
+    """CPU seconds used so far by the HTTP server child (user + system), from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == os.getpid() and b"serve" in (entry / "cmdline").read_bytes():
+                return (int(fields[11]) + int(fields[12])) / ticks
+        except (OSError, ValueError, IndexError):
+            continue
+    return 0.0
 
 
 # --- the report ------------------------------------------------------------------------------------------------
@@ -312,11 +362,13 @@ def table(results: dict[str, Any]) -> str:
         f"| server RSS after {keys[0][14:]} vs {keys[1][14:]} thoughts | {rec[keys[0]] / 1024:.1f} MiB vs "
         f"{rec[keys[1]] / 1024:.1f} MiB = **{rec['rss_ratio']:.2f}x** | within 1.20x |"
     )
-    conc = results["concurrency"]
-    lines.append(
-        f"| {conc['sessions']} concurrent {conc['strategy']} thoughts over HTTP vs one alone | "
-        f"{conc['concurrent_s']:.3f} s vs {conc['alone_s']:.3f} s = **{conc['ratio']:.2f}x** | <= 1.3x |"
-    )
+    for conc in results["concurrency"]:
+        lines.append(
+            f"| {conc['sessions']} concurrent {conc['strategy']} thoughts over HTTP vs one alone, "
+            f"{conc['model_latency_s'] * 1000:.0f} ms model latency ({conc['server_cpu_ms_per_thought']:.1f} ms "
+            f"server CPU per thought) | {conc['concurrent_s']:.3f} s vs {conc['alone_s']:.3f} s = "
+            f"**{conc['ratio']:.2f}x** | <= 1.3x |"
+        )
     return "\n".join(lines)
 
 
