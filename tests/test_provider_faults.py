@@ -6,6 +6,7 @@ analysis, the thought is recorded, and the next thought in the session works.
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import sys
@@ -15,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from benchmarks.stub_llm import StubLLM
 from mcp import Client, StdioServerParameters
 
-from benchmarks.stub_llm import StubLLM
 from stdio_peer import server_env
 
 DEADLINE = 8.0
@@ -99,7 +100,7 @@ async def test_every_provider_fault_is_reported_in_time_and_the_session_carries_
             if name == "401":
                 assert len(attempts) == 1, "a bad key is not retried"
             if name == "429 with Retry-After":
-                gaps = [b["start"] - a["start"] for a, b in itertools_pairwise(attempts)]
+                gaps = [b["start"] - a["start"] for a, b in itertools.pairwise(attempts)]
                 assert len(attempts) == 3 and all(gap >= 0.3 for gap in gaps), gaps
 
             stub.reset()  # the provider recovers: the next thought of the session works
@@ -150,7 +151,3 @@ async def test_a_refused_connection_is_reported_with_the_endpoint_to_check(tmp_p
     assert "no response from openai-compatible" in text_of(result) and base_url in text_of(result)
     assert elapsed < DEADLINE + 2
     assert not after.is_error
-
-
-def itertools_pairwise(items: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    return list(zip(items, items[1:], strict=False))

@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from . import __version__
@@ -75,6 +76,15 @@ class ThinkingServer(MCPServer[App]):
             raise ToolError(
                 f"Invalid arguments for {name} (nothing was recorded); fix and call again:\n- " + "\n- ".join(problems)
             ) from None
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context[App, Any] | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        # The SDK reports a missing argument or an unknown prompt as "Internal server error": say what is wrong.
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except ValueError as exc:
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
 
 
 def _describe(err: Any) -> str:
@@ -285,7 +295,10 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
     )
     async def session_resource(session_id: str, ctx: Context[App, Any]) -> str:
         app = ctx.request_context.lifespan_context
-        return json.dumps(session_json(app.store, session_id), indent=2)
+        try:
+            return json.dumps(session_json(app.store, session_id), indent=2)
+        except ThinkingError as exc:  # an unknown id: say so, rather than the SDK's generic failure
+            raise ResourceNotFoundError(str(exc)) from None
 
     @server.resource(
         "thinking://sessions/{session_id}/report",
@@ -295,7 +308,10 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
     )
     async def session_report(session_id: str, ctx: Context[App, Any]) -> str:
         app = ctx.request_context.lifespan_context
-        return session_markdown(app.store, session_id)
+        try:
+            return session_markdown(app.store, session_id)
+        except ThinkingError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
 
     @server.prompt(
         name="sequential-thinking",
