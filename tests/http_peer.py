@@ -11,7 +11,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx2
+
 ANNOUNCEMENT = re.compile(r"streamable HTTP on (http://\S+/mcp)")
+# A raw `initialize` request: the smallest thing the server must answer (or refuse) over HTTP.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}},
+}
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+def post(url: str, body: object, **headers: str) -> httpx2.Response:
+    """One raw JSON-RPC POST, with the headers streamable HTTP requires plus `headers`."""
+    return httpx2.post(url, json=body, headers=MCP_HEADERS | headers, timeout=30)
 
 
 @dataclass

@@ -7,19 +7,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2
 import pytest
 
-from http_peer import HttpServer, http_server
+from http_peer import INITIALIZE, HttpServer, http_server, post
 from stdio_peer import server_env
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}},
-}
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 TOKEN = "tok-exposure-test-1234"
 
 
@@ -35,10 +27,6 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     env = server_env(tmp_path_factory.mktemp("token") / "data", THINKING_HTTP_TOKEN=TOKEN)
     with http_server(env) as running:
         yield running
-
-
-def post(url: str, body: object, **headers: str) -> httpx2.Response:
-    return httpx2.post(url, json=body, headers=HEADERS | headers, timeout=30)
 
 
 def test_a_plain_loopback_request_is_served(server: HttpServer) -> None:

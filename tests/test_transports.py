@@ -19,18 +19,12 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from http_peer import INITIALIZE, post
 from stdio_peer import Peer, spawn
 from thinking_hats.config import Settings
 from thinking_hats.transport import ConfigurationError, http_app
 
 TOKEN = "tok-transport-test-5678"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}},
-}
-MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 def thought(text: str, number: int, total: int = 2, **extra: Any) -> dict[str, Any]:
@@ -132,10 +126,6 @@ def serving(settings: Settings, host: str = "127.0.0.1") -> Iterator[str]:
         thread.join(timeout=30)
         sock.close()
         assert not thread.is_alive(), "uvicorn did not stop"
-
-
-def post(url: str, body: object, **headers: str) -> httpx2.Response:
-    return httpx2.post(url, json=body, headers=MCP_HEADERS | headers, timeout=30)
 
 
 async def test_over_http_a_client_calls_the_tools_and_resumes_by_session_id() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import email.utils
+import importlib
 import socket
 import time
 from dataclasses import dataclass, field
@@ -289,38 +290,27 @@ def sdk_client(provider: ResolvedProvider, http: httpx2.AsyncClient) -> Any:
     return AsyncOpenAI(api_key=key, base_url=provider.base_url, max_retries=0, http_client=http)
 
 
+# wire format -> (agno module, model class, the name of its output-token cap)
+AGNO_MODELS: dict[Wire, tuple[str, str, str]] = {
+    "openai": ("agno.models.openai", "OpenAIChat", "max_completion_tokens"),
+    "openai-like": ("agno.models.openai.like", "OpenAILike", "max_tokens"),
+    "anthropic": ("agno.models.anthropic", "Claude", "max_tokens"),
+}
+
+
 def agno_model(provider: ResolvedProvider, model_id: str, client: Any, max_tokens: int) -> Any:
     """An agno model bound to the shared SDK client, so no agent builds a client (or TLS context) of its own."""
-    key = provider.api_key.get_secret_value()
-    model: Any
-    if provider.vendor.wire == "anthropic":
-        from agno.models.anthropic import Claude
-
-        model = Claude(id=model_id, api_key=key, max_tokens=max_tokens, retries=0, retry_with_guidance=False)
-    elif provider.vendor.wire == "openai":
-        from agno.models.openai import OpenAIChat
-
-        model = OpenAIChat(
-            id=model_id,
-            api_key=key,
-            base_url=provider.base_url,
-            max_retries=0,
-            max_completion_tokens=max_tokens,
-            retries=0,
-            retry_with_guidance=False,
-        )
-    else:
-        from agno.models.openai.like import OpenAILike
-
-        model = OpenAILike(
-            id=model_id,
-            api_key=key,
-            base_url=provider.base_url,
-            max_retries=0,
-            max_tokens=max_tokens,
-            retries=0,
-            retry_with_guidance=False,
-        )
+    module, name, cap = AGNO_MODELS[provider.vendor.wire]
+    params: dict[str, Any] = {
+        "id": model_id,
+        "api_key": provider.api_key.get_secret_value(),
+        cap: max_tokens,
+        "retries": 0,  # tenacity owns retries
+        "retry_with_guidance": False,  # no hidden extra calls
+    }
+    if provider.vendor.wire != "anthropic":  # agno's Claude takes these only through its client
+        params |= {"base_url": provider.base_url, "max_retries": 0}
+    model = getattr(importlib.import_module(module), name)(**params)
     model.async_client = client
     return model
 
