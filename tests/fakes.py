@@ -13,6 +13,7 @@ import json
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -210,9 +211,9 @@ PROVIDERS: dict[str, tuple[Wire, str, dict[str, Any]]] = {
 }
 
 
-@pytest.fixture
-def llm_router() -> Iterator[respx.Router]:
-    """Intercepts the SDKs' HTTP; a request no fake routes fails the test, even if the code under test copes."""
+@contextmanager
+def offline_router() -> Iterator[respx.Router]:
+    """Intercepts the SDKs' HTTP; a request no fake routes fails on exit, even if the code under test coped."""
     unexpected: list[str] = []
     with respx.mock(using="httpcore2", assert_all_mocked=True, assert_all_called=False) as router:
         resolve = router.aresolve
@@ -227,6 +228,12 @@ def llm_router() -> Iterator[respx.Router]:
         router.aresolve = aresolve  # type: ignore[method-assign]
         yield router
     assert not unexpected, f"unexpected outbound requests: {unexpected}"
+
+
+@pytest.fixture
+def llm_router() -> Iterator[respx.Router]:
+    with offline_router() as router:
+        yield router
 
 
 @pytest.fixture
