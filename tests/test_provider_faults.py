@@ -19,7 +19,7 @@ import pytest
 from benchmarks.stub_llm import StubLLM
 from mcp import Client, StdioServerParameters
 
-from stdio_peer import server_env
+from stdio_peer import peer, server_env
 
 DEADLINE = 8.0
 HAT_TIMEOUT = 1.0
@@ -151,3 +151,16 @@ async def test_a_refused_connection_is_reported_with_the_endpoint_to_check(tmp_p
     assert "no response from openai-compatible" in text_of(result) and base_url in text_of(result)
     assert elapsed < DEADLINE + 2
     assert not after.is_error
+
+
+def test_a_misconfigured_provider_is_named_on_stderr_at_start_up(tmp_path: Path) -> None:
+    env = server_env(tmp_path / "data", LLM_PROVIDER="anthropic")  # and no ANTHROPIC_API_KEY
+    with peer(env) as p:
+        reply = p.call(
+            "sequentialthinking",
+            {"thought": "Still works?", "thoughtNumber": 1, "totalThoughts": 1, "nextThoughtNeeded": False},
+        )
+        p.process.terminate()
+        _, err = p.process.communicate(timeout=30)
+    assert not reply["result"]["isError"]
+    assert "ANTHROPIC_API_KEY" in err.decode()
