@@ -21,6 +21,7 @@ import httpx
 import pytest
 import pytest_httpx2._plugin  # noqa: F401  (registers respx's "httpcore2" mocker)
 import respx
+from benchmarks import stub_llm
 from respx.models import AllMockedAssertionError
 
 from thinking_hats.config import Settings
@@ -146,47 +147,21 @@ class FakeLLM:
         return Seen(role_of(system), str(request.url), body, dict(request.headers), system, user)
 
     def reply(self, seen: Seen, text: str) -> httpx.Response:
-        prompt_tokens, completion_tokens = max(1, seen.prompt_chars // 4), max(1, len(text) // 4)
-        model = seen.body.get("model", "fake")
-        if self.wire == "anthropic":
-            return httpx.Response(
-                200,
-                json={
-                    "id": "msg_fake",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": model,
-                    "content": [{"type": "text", "text": text}],
-                    "stop_reason": "end_turn",
-                    "stop_sequence": None,
-                    "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
-                },
-            )
-        return httpx.Response(
-            200,
-            json={
-                "id": "chatcmpl-fake",
-                "object": "chat.completion",
-                "created": 1_700_000_000,
-                "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
-                },
-            },
+        """A success in this fake's wire format (the same bodies the stub model server sends)."""
+        counted = stub_llm.Seen(
+            role=seen.role,
+            path="",
+            prompt_tokens=max(1, seen.prompt_chars // 4),
+            completion_tokens=max(1, len(text) // 4),
         )
+        body = stub_llm.anthropic_body if self.wire == "anthropic" else stub_llm.openai_body
+        return httpx.Response(200, json=body(str(seen.body.get("model", "fake")), text, counted))
 
     def error(
         self, status: int, retry_after: str | None = None, message: str = "fake provider error"
     ) -> httpx.Response:
         headers = {"retry-after": retry_after} if retry_after is not None else {}
-        if self.wire == "anthropic":
-            body: dict[str, Any] = {"type": "error", "error": {"type": "api_error", "message": message}}
-        else:
-            body = {"error": {"message": message, "type": "server_error", "code": None}}
-        return httpx.Response(status, json=body, headers=headers)
+        return httpx.Response(status, json=stub_llm.error_body(self.wire, status, message), headers=headers)
 
 
 def _text(content: Any) -> str:
