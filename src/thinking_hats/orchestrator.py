@@ -18,7 +18,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
-from .analysis import Analysis, HatRun, Outcome, ProgressFn, Role, ThoughtContext, Usage
+from .analysis import Analysis, HatRun, Outcome, ProgressFn, Role, RunStatus, ThoughtContext, Usage
 from .config import Settings
 from .logs import route_agno_logs
 from .prompts import Prompts, thought_variables
@@ -43,10 +43,14 @@ class Retryable(CallFailed):
     """A failure worth another attempt: 408/409/429/5xx, no response, a timeout, an unreadable body."""
 
 
+class TimedOut(Retryable):
+    """The attempt outlived THINKING_HAT_TIMEOUT (or what was left of THINKING_DEADLINE)."""
+
+
 @dataclass
 class CallResult:
     role: Role
-    status: str  # a HatRun status: ok, failed, timeout, cancelled
+    status: RunStatus
     ms: int
     text: str | None = None
     error: str | None = None
@@ -58,7 +62,7 @@ class CallResult:
     def run(self) -> HatRun:
         return HatRun(
             hat=self.role,
-            status=self.status,  # type: ignore[arg-type]
+            status=self.status,
             ms=self.ms,
             tokens=self.input_tokens + self.output_tokens,
             output=self.text,
@@ -169,7 +173,7 @@ class Orchestrator:
             what, colon, fix = exc.reason.partition(": ")  # "500 from openai after 3 attempts: <the fix>"
             return CallResult(
                 role,
-                "timeout" if exc.reason.startswith("timed out") else "failed",
+                "timeout" if isinstance(exc, TimedOut) else "failed",
                 _ms(started),
                 error=f"{what}{after}{colon}{fix}",
                 http_status=exc.status,
@@ -184,7 +188,7 @@ class Orchestrator:
             current_exchange.reset(token)
 
     async def _attempt(self, role: Role, message: str, deadline: float, exchange: Exchange) -> tuple[str, int, int]:
-        from agno.run.base import RunStatus
+        from agno.run.base import RunStatus as AgnoStatus
 
         remaining = deadline - time.monotonic()
         limit = min(self.settings.thinking_hat_timeout, remaining)
@@ -196,9 +200,9 @@ class Orchestrator:
                 out = await self._agents[role].arun(message)
         except TimeoutError:
             which = "THINKING_HAT_TIMEOUT" if limit >= self.settings.thinking_hat_timeout else "THINKING_DEADLINE"
-            raise Retryable(f"timed out after {limit:.1f} s ({which})") from None
+            raise TimedOut(f"timed out after {limit:.1f} s ({which})") from None
 
-        if out.status == RunStatus.error:
+        if out.status == AgnoStatus.error:
             raise self._classify(exchange)
         text = out.content if isinstance(out.content, str) else None
         if not text or not text.strip():
