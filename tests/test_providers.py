@@ -55,7 +55,7 @@ def test_ollama_needs_no_key_and_talks_to_the_local_server() -> None:
     provider = resolve_provider(Settings(llm_provider="ollama"))
     assert provider is not None
     assert provider.base_url == "http://localhost:11434/v1"
-    assert provider.describe()["key"] == "none needed"
+    assert provider.describe()["key"] == "none set (this provider needs none)"
 
 
 def test_an_openai_compatible_server_needs_a_base_url_and_a_model() -> None:

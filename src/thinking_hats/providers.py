@@ -127,6 +127,7 @@ class ResolvedProvider:
     synthesis_model: str
     api_key: SecretStr = field(repr=False)
     timeout: float = 25.0
+    key_given: bool = True  # False: a local server that needs none, and the SDKs get a placeholder
 
     @property
     def name(self) -> str:
@@ -139,7 +140,7 @@ class ResolvedProvider:
             "endpoint": self.base_url,
             "hat model": self.model,
             "synthesis model": self.synthesis_model,
-            "key": f"{key} set (hidden)" if key and self.api_key.get_secret_value() else "none needed",
+            "key": f"{key} set (hidden)" if key and self.key_given else "none set (this provider needs none)",
         }
 
     def fix_for(self, status: int | None) -> str:
@@ -197,6 +198,7 @@ def resolve_provider(settings: Settings) -> ResolvedProvider | None:
         # Local servers accept any key but the SDKs refuse to start without one.
         api_key=SecretStr(key or "not-needed"),
         timeout=settings.thinking_hat_timeout,
+        key_given=key is not None,
     )
 
 
