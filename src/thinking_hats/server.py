@@ -7,10 +7,10 @@ and formats the reply; the core (thoughts, crash, store) knows nothing of MCP.""
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
@@ -33,6 +33,8 @@ log = logging.getLogger("thinking_hats")
 
 SESSION_ID = r"^[A-Za-z0-9_.:-]{1,64}$"
 MINIMAL_NEXT = Literal["CONTINUE", "REVISE", "The final conclusion or answer"]
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -85,6 +87,14 @@ class ThinkingServer(MCPServer[App]):
             return await super().get_prompt(name, arguments, context)
         except ValueError as exc:
             raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+
+
+def _existing(render: Callable[[Store, str], T], ctx: Context[App, Any], session_id: str) -> T:
+    """`render` of one session; an unknown id is a not-found error that says so, not the SDK's generic failure."""
+    try:
+        return render(ctx.request_context.lifespan_context.store, session_id)
+    except ThinkingError as exc:
+        raise ResourceNotFoundError(str(exc)) from None
 
 
 def _describe(err: Any) -> str:
@@ -294,11 +304,7 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
         mime_type="application/json",
     )
     async def session_resource(session_id: str, ctx: Context[App, Any]) -> str:
-        app = ctx.request_context.lifespan_context
-        try:
-            return json.dumps(session_json(app.store, session_id), indent=2)
-        except ThinkingError as exc:  # an unknown id: say so, rather than the SDK's generic failure
-            raise ResourceNotFoundError(str(exc)) from None
+        return json.dumps(_existing(session_json, ctx, session_id), indent=2)
 
     @server.resource(
         "thinking://sessions/{session_id}/report",
@@ -307,11 +313,7 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
         mime_type="text/markdown",
     )
     async def session_report(session_id: str, ctx: Context[App, Any]) -> str:
-        app = ctx.request_context.lifespan_context
-        try:
-            return session_markdown(app.store, session_id)
-        except ThinkingError as exc:
-            raise ResourceNotFoundError(str(exc)) from None
+        return _existing(session_markdown, ctx, session_id)
 
     @server.prompt(
         name="sequential-thinking",
