@@ -80,7 +80,7 @@ async def test_a_record_only_reply_has_every_field_with_an_empty_analysis_and_us
     assert reply["shouldContinue"] is True
     assert reply["analysis"]["hats"] == [] and reply["analysis"]["synthesis"] is None
     assert reply["analysis"]["problems"] == []
-    assert reply["usage"] == {"llmCalls": 0, "inputTokens": 0, "outputTokens": 0}
+    assert reply["usage"]["llmCalls"] == 0 and set(reply["usage"].values()) == {0}
     text = text_of(result)
     assert text.startswith("Thought 1/2 recorded") and reply["sessionId"] in text
 
@@ -337,7 +337,7 @@ async def test_a_retried_identical_call_returns_the_stored_reply_and_is_not_reco
         recorded = await numbers_in(client, session_id)
 
     assert not retried.is_error
-    assert retried.structured_content == original.structured_content
+    assert retried.structured_content == original.structured_content | {"replayed": True}
     assert text_of(retried) == text_of(original)
     assert recorded == [1, 2]
 
@@ -348,7 +348,7 @@ async def test_a_retried_first_thought_in_the_default_session_does_not_start_a_n
         retried = await client.call_tool(TOOL, thought("Step one.", 1))
         listing = await read_json(client, "thinking://sessions")
 
-    assert retried.structured_content == original.structured_content
+    assert retried.structured_content == original.structured_content | {"replayed": True}
     assert [s["entries"] for s in listing] == [1]
 
 

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,15 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve MCP over stdio (default) or streamable HTTP")
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    serve.add_argument(
+        "--port", type=_whole_number(0, 65_535), default=8000, help="HTTP port (default 8000; 0 picks a free one)"
+    )
+    serve.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        help="HTTP only: processes serving the port over one store (default 1; 1-64)",
+    )
 
     think = sub.add_parser("think", help="run one thought from the terminal and print the synthesis")
     think.add_argument("thought", help="the thought or question")
@@ -50,9 +58,14 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("doctor", help="show configuration (secrets masked), store health, prompts and provider reach")
 
     sessions = sub.add_parser("sessions", help="list, show or export recorded sessions")
+    sessions.add_argument(
+        "--principal", help="only this principal's sessions (a name from THINKING_HTTP_TOKENS_FILE, or 'local')"
+    )
     ssub = sessions.add_subparsers(dest="action", metavar="ACTION", required=True)
     ls = ssub.add_parser("list", help="recent sessions")
-    ls.add_argument("--limit", type=int, default=20)
+    ls.add_argument(
+        "--limit", type=_whole_number(1, 10_000_000), default=20, help="how many, newest first (default 20)"
+    )
     show = ssub.add_parser("show", help="print a session as a Markdown report")
     show.add_argument("session_id")
     export = ssub.add_parser("export", help="export a session")
@@ -60,6 +73,32 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=["md", "json"], default="md")
     export.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
     return p
+
+
+def _whole_number(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: out-of-range numbers are refused with the range (argparse names the option), not a
+    traceback from the socket or the database."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"takes a whole number from {low} to {high} (got {text!r})")
+        return value
+
+    return parse
+
+
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"--workers takes a whole number from 1 to 64 (got {text!r})")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -79,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .transport import serve_http, serve_stdio
 
             if getattr(args, "transport", "stdio") == "http":
-                serve_http(settings, args.host, args.port)
+                serve_http(settings, args.host, args.port, args.workers)
             else:
                 serve_stdio(settings)
             return 0
@@ -97,6 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except ThinkingError as exc:
         return _fail(str(exc))
+    except ValidationError as exc:  # the same checks the tools apply, e.g. a session id with a space
+        return _fail("invalid input: " + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
     except Exception as exc:
         from .transport import ConfigurationError
 
@@ -107,33 +148,38 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _sessions(settings: Any, args: argparse.Namespace) -> int:
-    from .report import session_json, session_markdown
-    from .store import Store
+    from .report import load, session_json, session_markdown
+    from .store import open_store
 
-    store = Store(settings.database_path())
-    try:
-        if args.action == "list":
-            rows = store.sessions(limit=args.limit)
-            if not rows:
-                print("no sessions yet")
-            for s in rows:
-                import time
+    async def fetch() -> Any:
+        store = await open_store(settings.postgres_url(), settings.database_path())
+        try:
+            if args.action == "list":
+                return await store.sessions(args.principal, limit=args.limit)
+            return await load(store, args.principal, args.session_id)
+        finally:
+            await store.close()
 
-                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated))
-                print(f"{s.id:<24} {s.tool:<20} {s.entries:>5} entries  {when}")
-            return 0
-        if args.action == "show" or args.format == "md":
-            text = session_markdown(store, args.session_id)
-        else:
-            text = json.dumps(session_json(store, args.session_id), indent=2, ensure_ascii=False) + "\n"
-        if getattr(args, "output", None):
-            args.output.write_text(text, encoding="utf-8")
-            print(f"wrote {args.output}", file=sys.stderr)
-        else:
-            sys.stdout.write(text)
+    found = asyncio.run(fetch())
+    if args.action == "list":
+        if not found:
+            print("no sessions yet")
+        for s in found:
+            import time
+
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated))
+            print(f"{s.id:<24} {s.tool:<20} {s.entries:>5} entries  {when}  {s.principal}")
         return 0
-    finally:
-        store.close()
+    if args.action == "show" or args.format == "md":
+        text = session_markdown(*found)
+    else:
+        text = json.dumps(session_json(*found), indent=2, ensure_ascii=False) + "\n"
+    if getattr(args, "output", None):
+        args.output.write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
 
 
 def _settings_problem(exc: ValidationError) -> str:

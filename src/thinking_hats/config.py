@@ -27,20 +27,65 @@ class Settings(BaseSettings):
     thinking_http_token: SecretStr | None = Field(
         default=None, description="Bearer token for HTTP; required to bind beyond loopback."
     )
+    thinking_http_tokens_file: Path | None = Field(
+        default=None,
+        description="File of principals for HTTP, one 'name token' per line (# comments); each sees only its sessions.",
+    )
+    thinking_http_session_limit: int = Field(
+        default=100,
+        ge=1,
+        le=100_000,
+        description="Open legacy HTTP sessions per principal; the least recently used closes first (1-100000).",
+    )
+    thinking_http_idle_timeout: float = Field(
+        default=600,
+        ge=1,
+        le=86_400,
+        allow_inf_nan=False,
+        description="Seconds before an idle legacy HTTP session or a half-sent request is closed (1-86400).",
+    )
     thinking_http_allowed_hosts: str = Field(
         default="", description="Extra Host names (comma-separated) accepted when binding beyond loopback."
     )
-    thinking_http_max_body: int = Field(default=1_000_000, ge=1024, description="Largest HTTP request body.")
+    thinking_http_max_body: int = Field(
+        default=1_000_000, ge=1024, le=100_000_000, description="Largest HTTP request body, in bytes (1024-100000000)."
+    )
 
     # --- sessions and storage ---
-    thinking_store: Literal["sqlite", "memory"] = Field(
-        default="sqlite", description="sqlite, or memory to keep nothing on disk."
+    thinking_store: str = Field(
+        default="sqlite",
+        description=(
+            "sqlite (one machine, any number of processes), memory (nothing on disk), or "
+            "postgresql://user:password@host:port/db (many replicas)."
+        ),
     )
     thinking_data_dir: Path | None = Field(default=None, description="Default: the XDG user data directory.")
-    thinking_retention_days: float = Field(default=30, gt=0, description="Sessions idle longer are deleted.")
-    thinking_max_sessions: int = Field(default=1000, ge=1, description="Oldest sessions beyond this go.")
-    thinking_max_thoughts: int = Field(default=1000, ge=1, description="Thoughts kept per session.")
-    thinking_max_thought_chars: int = Field(default=20_000, ge=100, description="Longest accepted thought.")
+    thinking_retention_days: float = Field(
+        default=30,
+        ge=0.01,
+        le=36_500,
+        allow_inf_nan=False,
+        description="Days a session may stay idle before it is deleted (0.01-36500).",
+    )
+    thinking_max_sessions: int = Field(
+        default=1000,
+        ge=1,
+        le=10_000_000,
+        description="Least recently used sessions beyond this go, after the grace period (1-10000000).",
+    )
+    thinking_session_grace_minutes: float = Field(
+        default=60,
+        ge=0,
+        le=525_600,
+        allow_inf_nan=False,
+        description="Minutes after its last use during which the session cap never evicts a session (0-525600).",
+    )
+    thinking_max_thoughts: int = Field(
+        default=1000, ge=1, le=100_000, description="Thoughts kept per session (1-100000)."
+    )
+    thinking_max_thought_chars: int = Field(
+        default=20_000, ge=100, le=1_000_000, description="Longest accepted thought, in characters (100-1000000)."
+    )
 
     # --- console trace (stderr) ---
     disable_thought_logging: bool = Field(default=False, description="Turn off the per-thought trace on stderr.")
@@ -55,9 +100,17 @@ class Settings(BaseSettings):
     crash_strict_mode: bool = Field(
         default=False, description="Enforce purposes, thought openings and 'To ' rationales."
     )
-    max_history_size: int = Field(default=100, ge=1, description="Steps kept per crash session.")
-    crash_session_timeout: float = Field(default=60, gt=0, description="Minutes before an idle CRASH session ends.")
-    crash_max_branch_depth: int = Field(default=5, ge=1, description="Deepest nesting of crash branches.")
+    max_history_size: int = Field(default=100, ge=1, le=100_000, description="Steps kept per crash session (1-100000).")
+    crash_session_timeout: float = Field(
+        default=60,
+        ge=1,
+        le=525_600,
+        allow_inf_nan=False,
+        description="Minutes before an idle CRASH session ends (1-525600).",
+    )
+    crash_max_branch_depth: int = Field(
+        default=5, ge=1, le=100, description="Deepest nesting of crash branches (1-100)."
+    )
     crash_review_low_confidence: bool = Field(
         default=True, description="Ask the critical hat to review steps with confidence < 0.5."
     )
@@ -103,31 +156,62 @@ class Settings(BaseSettings):
     thinking_thresholds: str = Field(
         default="25,45,65", description="Router scores at which double, triple and full begin."
     )
-    thinking_hat_timeout: float = Field(default=25, gt=0, description="Seconds one hat may take.")
-    thinking_deadline: float = Field(default=45, gt=0, description="Seconds for a whole thought (below 60).")
-    thinking_max_retries: int = Field(default=2, ge=0, description="Retries of a failed model call.")
-    thinking_retry_wait: float = Field(
-        default=0.5, ge=0, description="First wait before a retry, in seconds (doubles each time, plus jitter)."
+    thinking_hat_timeout: float = Field(
+        default=25, ge=0.1, le=600, allow_inf_nan=False, description="Seconds one hat may take (0.1-600)."
     )
-    thinking_context_thoughts: int = Field(default=3, ge=0, description="Recent thoughts sent as context.")
-    thinking_max_output_tokens: int = Field(default=700, ge=16, description="Output cap per model call.")
+    thinking_deadline: float = Field(
+        default=45,
+        ge=1,
+        le=3600,
+        allow_inf_nan=False,
+        description="Seconds for a whole thought; keep it below your client's request timeout, often 60 (1-3600).",
+    )
+    thinking_max_retries: int = Field(default=2, ge=0, le=10, description="Retries of a failed model call (0-10).")
+    thinking_retry_wait: float = Field(
+        default=0.5,
+        ge=0,
+        le=60,
+        allow_inf_nan=False,
+        description="First wait before a retry, in seconds; doubles each time, plus jitter (0-60).",
+    )
+    thinking_context_thoughts: int = Field(
+        default=3, ge=0, le=50, description="Recent thoughts sent as context (0-50)."
+    )
+    thinking_max_output_tokens: int = Field(
+        default=700, ge=16, le=200_000, description="Output cap per model call, in tokens (16-200000)."
+    )
+    thinking_max_reply_chars: int = Field(
+        default=8000,
+        ge=500,
+        le=100_000,
+        description="Characters kept of each hat's analysis and of the synthesis, and passed on to it (500-100000).",
+    )
     thinking_prompts_dir: Path | None = Field(default=None, description="Folder overriding prompts/*.md.")
     thinking_prompt_pack: str = Field(default="default", description="Prompt pack: default or clinical.")
 
     @field_validator("*", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object, info: ValidationInfo) -> object:
-        # Client configs and copied .env files carry `LLM_PROVIDER=`; for an optional setting that means
-        # "not set" (not a provider named '' or a data directory at '.').
-        blank = isinstance(value, str) and not value.strip()
-        if blank and info.field_name and cls.model_fields[info.field_name].default is None:
-            return None
+        # Client configs and copied .env files carry `LLM_PROVIDER=` or `THINKING_DEADLINE=`: a blank variable
+        # means "not set", so its default (not a provider named '', a data directory at '.' or a number error).
+        if isinstance(value, str) and not value.strip() and info.field_name:
+            return cls.model_fields[info.field_name].get_default(call_default_factory=True)
         return value
 
     @field_validator("llm_provider")
     @classmethod
     def _normalise_provider(cls, value: str | None) -> str | None:
         return value.strip().lower() if value else value
+
+    @field_validator("thinking_store")
+    @classmethod
+    def _known_store(cls, value: str) -> str:
+        value = value.strip() or "sqlite"
+        if value.lower() in ("sqlite", "memory"):
+            return value.lower()
+        if value.startswith(("postgresql://", "postgres://")):
+            return value
+        raise ValueError("THINKING_STORE must be sqlite, memory or a postgresql://user:password@host:port/database URL")
 
     @field_validator("thinking_tools")
     @classmethod
@@ -167,11 +251,22 @@ class Settings(BaseSettings):
         return Path(platformdirs.user_data_dir("thinking-hats", appauthor=False))
 
     def database_path(self) -> Path | None:
-        return None if self.thinking_store == "memory" else self.data_dir() / "sessions.sqlite3"
+        """The SQLite file (None: in memory, or not SQLite at all)."""
+        if self.thinking_store in ("memory", "") or self.postgres_url() is not None:
+            return None
+        return self.data_dir() / "sessions.sqlite3"
+
+    def postgres_url(self) -> str | None:
+        return self.thinking_store if self.thinking_store.startswith(("postgresql://", "postgres://")) else None
 
     def secrets(self) -> list[str]:
         """Every secret value configured, so outputs can be scrubbed of them."""
         found = [v.get_secret_value() for v in self.__dict__.values() if isinstance(v, SecretStr)]
+        url = self.postgres_url()
+        if url is not None:
+            from urllib.parse import urlsplit
+
+            found += [p for p in (urlsplit(url).password,) if p]
         return [s for s in found if len(s) >= 4]
 
 

@@ -7,7 +7,7 @@ import sys
 
 from .augmenter import build_augmenter
 from .config import Settings
-from .store import Store
+from .store import LOCAL, Caller, open_store
 from .thoughts import Thinking, ThoughtInput
 from .trace import Trace
 
@@ -19,7 +19,7 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
     from rich.table import Table
 
     err = Console(stderr=True)
-    store = Store(settings.database_path())
+    store = await open_store(settings.postgres_url(), settings.database_path())
     augmenter, problem = build_augmenter(settings)
     if problem:
         err.print(f"[yellow]model augmentation is off:[/] {problem}")
@@ -52,7 +52,7 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
                 live.update(view())
 
             # In a named session the thought continues the chain; otherwise it starts a new one.
-            last = store.last(session) if session else None
+            last = (await store.read(LOCAL, "sequentialthinking", session)).last if session else None
             number = last.number + 1 if last is not None else 1
             inp = ThoughtInput(
                 thought=thought,
@@ -62,13 +62,13 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
                 session_id=session,
                 strategy=strategy,
             )
-            result = await thinking.think(inp, connection="cli", progress=progress)
+            result = await thinking.think(inp, Caller(LOCAL, "cli"), progress=progress)
             state["over"] = True
             live.update(view())
     finally:
         if augmenter is not None:
             await augmenter.aclose()
-        store.close()
+        await store.close()
     if as_json:
         sys.stdout.write(json.dumps(result.reply.model_dump(mode="json"), indent=2) + "\n")
     else:

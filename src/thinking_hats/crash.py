@@ -1,12 +1,12 @@
 """The `crash` core: structured reasoning steps with purposes, revisions, branches and completion detection.
 
-Unlike the original CRASH server, a call without `session_id` only ever lands in its own connection's session.
+Unlike the original CRASH server, a call without `session_id` only ever lands in its own connection's session,
+and a session belongs to one tool.
 """
 
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,14 +14,34 @@ from pydantic import BaseModel, ConfigDict, Field
 from .analysis import Outcome, ThoughtContext
 from .config import Settings
 from .errors import InvalidThought
-from .store import Entry, Store, new_session_id
-from .thoughts import Augmenter
+from .store import EMPTY, Caller, Entry, Store, View, Write, new_session_id, wrong_tool
+from .thoughts import Augmenter, evicted_error, housekeeping
 from .trace import Trace
 
-PURPOSES = ("analysis", "action", "validation", "exploration", "hypothesis", "correction", "planning")
-# Strict mode wants each thought to open the way a deliberate reasoning step does.
+PURPOSES = (
+    "analysis",
+    "action",
+    "validation",
+    "exploration",
+    "hypothesis",
+    "correction",
+    "planning",
+    # The CRASH server's own documentation uses these too.
+    "reflection",
+    "decision",
+    "summary",
+)
+TOOL = "crash"
+# Strict mode wants each thought to open the way a deliberate reasoning step does; the list includes every
+# opening the CRASH server's own documentation and examples use.
 STRICT_THOUGHT_OPENINGS = (
     "ok, so",
+    "ok, i",
+    "but ",
+    "wait",
+    "therefore",
+    "i see the issue now",
+    "i have completed",
     "let me",
     "i need to",
     "i will",
@@ -71,20 +91,31 @@ class CrashStep(BaseModel):
 
 
 class Crash:
+    """The `crash` core. Owns the rules of a CRASH session (purposes, strict mode, revisions, branch depth,
+    dependencies, completion, idle expiry) and the order of one step: read the session, review a low-confidence
+    step, then commit the step with its reply. Session state lives only in the store."""
+
     def __init__(self, settings: Settings, store: Store, trace: Trace, augmenter: Augmenter | None = None) -> None:
         self.settings = settings
         self.store = store
         self.trace = trace
         self.augmenter = augmenter
-        self._defaults: OrderedDict[str, str] = OrderedDict()
 
-    async def step(self, step: CrashStep, connection: str | None) -> dict[str, Any]:
+    async def step(self, step: CrashStep, caller: Caller) -> dict[str, Any]:
         self._check_shape(step)
-        session_id, note = self._session_for(step, connection)
-        revised = self._entry(session_id, step.revises_step, "revises_step") if step.revises_step else None
+        wanted = [n for n in (step.revises_step, step.branch_from, *(step.dependencies or ())) if n is not None]
+        view = await self.store.read(
+            caller.principal, TOOL, step.session_id, None if step.session_id else caller.connection, wanted
+        )
+        session_id, view, connection, reset, note = self._session_for(step, caller, view)
+        if view.last is not None and view.last.same_call(step.step_number, step.branch_id, step.thought):
+            return view.last.reply  # a retried call: the stored reply, nothing written or spent again
+        revised = await self._entry(caller, view, step.revises_step, "revises_step") if step.revises_step else None
+        for dependency in step.dependencies or ():
+            await self._entry(caller, view, dependency, "dependencies")
         branch: dict[str, Any] | None = None
         if step.branch_from is not None:
-            origin = self._entry(session_id, step.branch_from, "branch_from")
+            origin = await self._entry(caller, view, step.branch_from, "branch_from")
             depth = int(origin.data.get("branch_depth", 0)) + 1
             if depth > self.settings.crash_max_branch_depth:
                 raise InvalidThought(
@@ -101,36 +132,18 @@ class Crash:
         data["branch_depth"] = branch["depth"] if branch else 0
         if branch:
             data["branch_id"] = branch["id"]
-        seq = self.store.add(
-            session_id,
-            step.step_number,
-            data.get("branch_id"),
-            data,
-            keep=self.settings.max_history_size,
-        )
-        if revised is not None:
-            self.store.update_data(session_id, revised.seq, revised.data | {"revised_by": step.step_number})
-        self.trace.step(data, session_id)
 
-        completed = bool(step.is_final_step) or any(
+        completed_before = None if view.session is None else view.session.meta.get("completed_at")
+        completes = bool(step.is_final_step) or any(
             phrase in f"{step.thought} {step.outcome}".lower() for phrase in COMPLETION_PHRASES
         )
-        action = step.next_action if isinstance(step.next_action, str) else data["next_action"]
-        reply: dict[str, Any] = {
-            "step_number": step.step_number,
-            "estimated_total": max(step.estimated_total, step.step_number),
-            "completed": completed,
-            "total_steps": self.store.count(session_id),
-            "next_action": action,
-            "session_id": session_id,
-        }
-        if step.confidence is not None:
-            reply["confidence"] = step.confidence
-        if revised is not None:
-            reply["revised_step"] = revised.number
-        if branch:
-            reply["branch"] = {k: v for k, v in branch.items() if v is not None}
         warnings = [note] if note else []
+        if completed_before is not None:
+            warnings.append(
+                f"This session was already completed at step {completed_before}; this step was recorded after it. "
+                "Start a new session (another session_id) for new work."
+            )
+        review: str | None = None
         if step.confidence is not None and step.confidence < LOW_CONFIDENCE:
             warnings.append(
                 f"Low confidence ({step.confidence:.0%}): verify this step before acting on it"
@@ -138,12 +151,51 @@ class Crash:
                 + "."
             )
             review = await self._review(step)
+        action = step.next_action if isinstance(step.next_action, str) else data["next_action"]
+
+        def reply_for(count: int, branches: tuple[str, ...]) -> dict[str, Any]:
+            reply: dict[str, Any] = {
+                "step_number": step.step_number,
+                "estimated_total": max(step.estimated_total, step.step_number),
+                "completed": completes or completed_before is not None,
+                "total_steps": count,
+                "next_action": action,
+                "session_id": session_id,
+            }
+            if completed_before is not None:
+                reply["completed_at_step"] = completed_before
+            if step.confidence is not None:
+                reply["confidence"] = step.confidence
+            if revised is not None:
+                reply["revised_step"] = revised.number
+            if branch:
+                reply["branch"] = {k: v for k, v in branch.items() if v is not None}
             if review is not None:
                 reply["review"] = review
-        if warnings:
-            reply["warning"] = " ".join(warnings)
-        self.store.set_reply(session_id, seq, reply)
-        return reply
+            if warnings:
+                reply["warning"] = " ".join(warnings)
+            return reply
+
+        committed = await self.store.commit(
+            Write(
+                principal=caller.principal,
+                session_id=session_id,
+                tool=TOOL,
+                number=step.step_number,
+                branch_id=data.get("branch_id"),
+                data=data,
+                keep=self.settings.max_history_size,
+                meta={"completed_at": step.step_number} if completes and completed_before is None else {},
+                connection=connection,
+                revised=(revised.seq, revised.data | {"revised_by": step.step_number}) if revised else None,
+                reset=reset,
+            ),
+            reply_for,
+        )
+        if not committed.replayed:
+            self.trace.step(data, session_id)
+            await housekeeping(self.store, self.settings)
+        return committed.entry.reply
 
     def _check_shape(self, step: CrashStep) -> None:
         for name in ("purpose", "context", "thought", "outcome", "rationale"):
@@ -163,54 +215,47 @@ class Crash:
             )
         if strict and not step.rationale.startswith("To "):
             raise InvalidThought("strict mode: rationale must start with 'To '", hint="e.g. 'To confirm the cause'.")
-        if step.revises_step is not None and step.revises_step >= step.step_number:
-            raise InvalidThought(
-                f"revises_step={step.revises_step} must be an earlier step than step_number={step.step_number}",
-                hint="Revise a step that came before this one.",
-            )
-        if step.branch_from is not None and step.branch_from >= step.step_number:
-            raise InvalidThought(
-                f"branch_from={step.branch_from} must be an earlier step than step_number={step.step_number}",
-                hint="Branch from a step that came before this one.",
-            )
-
-    def _session_for(self, step: CrashStep, connection: str | None) -> tuple[str, str | None]:
-        timeout = self.settings.crash_session_timeout * 60
-        if step.session_id:
-            session = self.store.session(step.session_id)
-            if session is None:
-                self.store.create_session(step.session_id, "crash")
-                return step.session_id, None
-            if session.tool != "crash":
+        for name, number in (("revises_step", step.revises_step), ("branch_from", step.branch_from)):
+            if number is not None and number >= step.step_number:
                 raise InvalidThought(
-                    f"session '{step.session_id}' belongs to the {session.tool} tool",
-                    hint="Use another session_id for crash steps.",
+                    f"{name}={number} must be an earlier step than step_number={step.step_number}",
+                    hint=f"{'Revise' if name == 'revises_step' else 'Branch from'} a step that came before this one.",
                 )
-            if time.time() - session.updated > timeout:
-                self.store.reset_session(step.session_id)
-                return step.session_id, (
+        for dependency in step.dependencies or ():
+            if dependency >= step.step_number:
+                raise InvalidThought(
+                    f"dependencies names step {dependency}, which is "
+                    + ("this step" if dependency == step.step_number else "a later step")
+                    + f" than step_number={step.step_number}",
+                    hint="A step can only depend on steps that came before it.",
+                )
+
+    def _session_for(
+        self, step: CrashStep, caller: Caller, view: View
+    ) -> tuple[str, View, str | None, bool, str | None]:
+        """(session id, what was read of it, connection whose default it becomes, start afresh?, note)."""
+        timeout = self.settings.crash_session_timeout * 60
+        idle = view.session is not None and time.time() - view.session.updated > timeout
+        if step.session_id:
+            if view.session is None and view.evicted is not None:
+                raise evicted_error(view.evicted)
+            if view.session is not None and view.session.tool != TOOL:
+                raise wrong_tool(step.session_id, view.session.tool, TOOL)
+            if idle:
+                note = (
                     f"Session '{step.session_id}' had been idle over {self.settings.crash_session_timeout:g} "
                     "minutes (CRASH_SESSION_TIMEOUT) and was started afresh."
                 )
-            return step.session_id, None
-        current = self._defaults.get(connection) if connection is not None else None
-        if current is not None:
-            session = self.store.session(current)
-            if session is None or time.time() - session.updated > timeout:
-                current = None
-        if current is None:
-            current = new_session_id()
-            self.store.create_session(current, "crash")
-            if connection is not None:
-                self._defaults[connection] = current
-                if len(self._defaults) > 10_000:
-                    self._defaults.popitem(last=False)
-        return current, None
+                return step.session_id, EMPTY, None, True, note
+            return step.session_id, view, None, False, None
+        if view.session is None or idle:
+            return new_session_id(), EMPTY, caller.connection, False, None
+        return view.session.id, view, caller.connection, False, None
 
-    def _entry(self, session_id: str, number: int, field: str) -> Entry:
-        entry = self.store.find(session_id, number)
+    async def _entry(self, caller: Caller, view: View, number: int, field: str) -> Entry:
+        entry = view.found.get(number)
         if entry is None:
-            steps = sorted({e.number for e in self.store.entries(session_id, last=200)})
+            steps = await self.store.numbers(caller.principal, view.session_id) if view.session_id else []
             raise InvalidThought(
                 f"{field}={number} names a step that is not in this session",
                 hint=f"Existing steps: {steps}" if steps else "This session has no steps yet.",

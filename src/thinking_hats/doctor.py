@@ -33,12 +33,21 @@ async def run_doctor(settings: Settings) -> int:
 
     out.write("\nStore:\n")
     try:
-        from .store import Store
+        from .store import open_store
 
-        store = Store(settings.database_path())
-        for key, value in store.health().items():
+        store = await open_store(settings.postgres_url(), settings.database_path())
+        try:
+            health = await store.health()
+        finally:
+            await store.close()
+        for key, value in health.items():
             out.write(f"  {key}: {value}\n")
-        store.close()
+        if health["sessions"] > settings.thinking_max_sessions:
+            out.write(
+                f"  note: {health['sessions']} sessions, over THINKING_MAX_SESSIONS={settings.thinking_max_sessions}:"
+                f" sessions used within THINKING_SESSION_GRACE_MINUTES={settings.thinking_session_grace_minutes:g}"
+                " are never evicted, so the store exceeds the cap until they age.\n"
+            )
     except StoreError as exc:
         ok = False
         out.write(f"  FAILED: {exc}\n")
@@ -50,6 +59,10 @@ async def run_doctor(settings: Settings) -> int:
         prompts = Prompts.from_settings(settings)
         for name in PROMPT_NAMES:
             out.write(f"  {name}: {prompts.source(name)}\n")
+        # Rendered as the server renders them: a bad override fails here, not on every thought.
+        for problem in prompts.problems():
+            ok = False
+            out.write(f"  FAILED: {problem}\n")
     except ValueError as exc:
         ok = False
         out.write(f"  FAILED: {exc}\n")

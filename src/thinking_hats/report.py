@@ -6,45 +6,43 @@ import time
 from typing import Any
 
 from .errors import ThinkingError
-from .store import Entry, Store
+from .store import Entry, Session, Store
 
 
-def _session_or_error(store: Store, session_id: str) -> Any:
-    session = store.session(session_id)
-    if session is None:
+async def load(store: Store, principal: str | None, session_id: str) -> tuple[Session, list[Entry]]:
+    """One session of `principal` (None: any, for the local CLI); another principal's session is not found."""
+    found = await store.session(principal, session_id)
+    if found is None:
         raise ThinkingError(f"no session '{session_id}': list sessions with `thinking-hats sessions list`.")
-    return session
+    return found
 
 
-def session_json(store: Store, session_id: str) -> dict[str, Any]:
-    session = _session_or_error(store, session_id)
+def session_json(session: Session, entries: list[Entry]) -> dict[str, Any]:
     return {
         "id": session.id,
         "tool": session.tool,
-        "created": _iso(session.created),
-        "updated": _iso(session.updated),
+        "created": iso(session.created),
+        "updated": iso(session.updated),
         "usage": session.meta.get("usage", {}),
         "entries": [
             {
                 "seq": e.seq,
                 "number": e.number,
                 "branchId": e.branch_id,
-                "created": _iso(e.created),
+                "created": iso(e.created),
                 "input": e.data,
-                "reply": (e.reply or {}).get("reply", e.reply),
+                "reply": e.reply.get("reply", e.reply),
             }
-            for e in store.entries(session_id)
+            for e in entries
         ],
     }
 
 
-def session_markdown(store: Store, session_id: str) -> str:
-    session = _session_or_error(store, session_id)
-    entries = store.entries(session_id)
+def session_markdown(session: Session, entries: list[Entry]) -> str:
     lines = [
         f"# Session `{session.id}` ({session.tool})",
         "",
-        f"{len(entries)} entries · started {_iso(session.created)} · last {_iso(session.updated)}",
+        f"{len(entries)} entries · started {iso(session.created)} · last {iso(session.updated)}",
     ]
     usage = session.meta.get("usage")
     if usage:
@@ -65,7 +63,7 @@ def _thought(entry: Entry) -> list[str]:
     elif d.get("branch_from_thought"):
         kind = f" (branch `{d.get('branch_id')}` from {d.get('branch_from_thought')})"
     out = [f"## Thought {entry.number}/{d.get('total_thoughts')}{kind}", "", str(d.get("thought", ""))]
-    reply = (entry.reply or {}).get("reply") or {}
+    reply = entry.reply.get("reply") or {}
     analysis = reply.get("analysis") or {}
     if reply.get("mode") == "augmented":
         score = (analysis.get("complexity") or {}).get("score")
@@ -99,11 +97,11 @@ def _step(entry: Entry) -> list[str]:
         out.append(f"- Confidence: {d['confidence']}")
     if d.get("revised_by"):
         out.append(f"- Revised by step {d['revised_by']}")
-    review = (entry.reply or {}).get("review")
+    review = entry.reply.get("review")
     if review:
         out.append(f"- Critical review: {review}")
     return out
 
 
-def _iso(ts: float) -> str:
+def iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))

@@ -4,13 +4,15 @@ and formats the reply; the core (thoughts, crash, store) knows nothing of MCP.""
 # No `from __future__ import annotations`: tool signatures close over settings (max_chars) and the
 # SDK evaluates them at registration.
 
+import asyncio
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
@@ -24,17 +26,18 @@ from .augmenter import Augmentation, build_augmenter
 from .config import Settings
 from .crash import Crash, CrashStep, NextAction, crash_error
 from .errors import InvalidThought, ThinkingError
-from .report import session_json, session_markdown
-from .store import Store
-from .thoughts import Thinking, ThoughtInput, ThoughtReply
+from .report import iso, load, session_json, session_markdown
+from .store import LOCAL, Caller, Store, open_store
+from .thoughts import SESSION_ID, Thinking, ThoughtInput, ThoughtReply
 from .trace import Trace
 
 log = logging.getLogger("thinking_hats")
 
-SESSION_ID = r"^[A-Za-z0-9_.:-]{1,64}$"
 MINIMAL_NEXT = Literal["CONTINUE", "REVISE", "The final conclusion or answer"]
-
-T = TypeVar("T")
+# Static resources get no Context in mcp 2.x: read_resource puts the caller here for them.
+_CALLER: ContextVar[Caller | None] = ContextVar("thinking_hats_caller", default=None)
+# Set on the ASGI scope by transport.Principals, after authentication; a client cannot set them.
+PRINCIPAL_KEY, CONNECTION_KEY = "thinking_hats.principal", "thinking_hats.connection"
 
 
 @dataclass
@@ -46,20 +49,34 @@ class App:
     thinking: Thinking
     crash: Crash
     trace: Trace
-    # Under stdio one process serves one client, so the process is the connection.
+    # Under stdio (and in-process clients) one lifespan serves one client, so it is the connection.
     process_key: str
 
-    def connection(self, ctx: "Context[App, Any]") -> str | None:
-        headers = ctx.headers
-        if headers is None:
-            return self.process_key
-        # Stateful streamable HTTP carries its session id on every request; stateless HTTP has no connection.
-        session = headers.get("mcp-session-id")
-        return f"http:{session}" if session else None
+    def caller(self, ctx: "Context[App, Any]") -> Caller:
+        return caller_of(ctx, self.process_key)
+
+
+def caller_of(ctx: "Context[Any, Any] | None", process_key: str | None = None) -> Caller:
+    """The principal and connection of a request: from the ASGI scope over HTTP (set by the authentication
+    middleware, never from a client header), else the local principal and this lifespan."""
+    try:
+        request = ctx.request_context.request if ctx is not None else None
+    except ValueError:  # no request in flight (a context made outside a request)
+        request = None
+    scope = getattr(request, "scope", None)
+    if scope is None:
+        return Caller(LOCAL, process_key)
+    return Caller(scope.get(PRINCIPAL_KEY, LOCAL), scope.get(CONNECTION_KEY))
 
 
 class ThinkingServer(MCPServer[App]):
     """MCPServer whose argument errors say which field to fix (and use CRASH's error shape for `crash`)."""
+
+    core: "_Core"
+
+    async def health(self) -> dict[str, Any]:
+        """For `GET /healthz`: the store answers (raises when it does not, or the server is not running)."""
+        return await self.core.store().ping()
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[App, Any] | None = None) -> Any:
         try:
@@ -79,6 +96,15 @@ class ThinkingServer(MCPServer[App]):
                 f"Invalid arguments for {name} (nothing was recorded); fix and call again:\n- " + "\n- ".join(problems)
             ) from None
 
+    async def read_resource(
+        self, uri: Any, context: Context[App, Any] | None = None
+    ) -> Iterable[Any] | InputRequiredResult:
+        token = _CALLER.set(caller_of(context))
+        try:
+            return await super().read_resource(uri, context)
+        finally:
+            _CALLER.reset(token)
+
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Context[App, Any] | None = None
     ) -> GetPromptResult | InputRequiredResult:
@@ -89,10 +115,10 @@ class ThinkingServer(MCPServer[App]):
             raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
 
 
-def _existing(render: Callable[[Store, str], T], ctx: Context[App, Any], session_id: str) -> T:
-    """`render` of one session; an unknown id is a not-found error that says so, not the SDK's generic failure."""
+async def _existing(ctx: Context[App, Any], session_id: str) -> Any:
+    """One session of the caller's; unknown, or another principal's, is the same not-found error."""
     try:
-        return render(ctx.request_context.lifespan_context.store, session_id)
+        return await load(ctx.request_context.lifespan_context.store, caller_of(ctx).principal, session_id)
     except ThinkingError as exc:
         raise ResourceNotFoundError(str(exc)) from None
 
@@ -136,6 +162,7 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
         lifespan=lifespan,
         log_level=settings.thinking_log_level,
     )
+    server.core = core
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=augmented)
 
     if "sequentialthinking" in settings.tools:
@@ -187,7 +214,7 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
                 session_id=session_id,
                 strategy=strategy,
             )
-            result = await app.thinking.think(inp, app.connection(ctx), _progress(ctx))
+            result = await app.thinking.think(inp, app.caller(ctx), _progress(ctx))
             return CallToolResult(
                 content=[TextContent(type="text", text=result.markdown)],
                 structured_content=result.reply.model_dump(mode="json"),
@@ -253,7 +280,7 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
                 session_id=session_id,
                 is_final_step=is_final_step,
             )
-            reply = await app.crash.step(step, app.connection(ctx))
+            reply = await app.crash.step(step, app.caller(ctx))
             return CallToolResult(content=[TextContent(type="text", text=json.dumps(reply, indent=2))])
 
     if "sequential_thinking" in settings.tools:
@@ -294,8 +321,13 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
         mime_type="application/json",
     )
     async def sessions_resource() -> str:
-        # Static resources get no Context in mcp 2.x, hence the server-level core.
-        return json.dumps([s.__dict__ for s in core.store().sessions(limit=200)], indent=2)
+        # Static resources get no Context in mcp 2.x, hence the server-level core and the caller variable.
+        rows = await core.store().sessions((_CALLER.get() or Caller()).principal, limit=200)
+        listed = [
+            {"id": s.id, "tool": s.tool, "created": iso(s.created), "updated": iso(s.updated), "entries": s.entries}
+            for s in rows
+        ]
+        return json.dumps(listed, indent=2)
 
     @server.resource(
         "thinking://sessions/{session_id}",
@@ -304,7 +336,7 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
         mime_type="application/json",
     )
     async def session_resource(session_id: str, ctx: Context[App, Any]) -> str:
-        return json.dumps(_existing(session_json, ctx, session_id), indent=2)
+        return json.dumps(session_json(*await _existing(ctx, session_id)), indent=2)
 
     @server.resource(
         "thinking://sessions/{session_id}/report",
@@ -313,7 +345,7 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
         mime_type="text/markdown",
     )
     async def session_report(session_id: str, ctx: Context[App, Any]) -> str:
-        return _existing(session_markdown, ctx, session_id)
+        return session_markdown(*await _existing(ctx, session_id))
 
     @server.prompt(
         name="sequential-thinking",
@@ -342,6 +374,7 @@ class _Core:
         self.settings = settings
         self._users = 0
         self._app: App | None = None
+        self._opening: asyncio.Future[App] | None = None
         self._augmenter: Augmentation | None = None
 
     def store(self) -> Store:
@@ -351,24 +384,37 @@ class _Core:
 
     @asynccontextmanager
     async def use(self) -> AsyncIterator[App]:
-        if self._app is None:
-            self._app = self._open()
+        # Opening awaits the store: count the user first, so a lifespan started meanwhile shares this one.
         self._users += 1
+        try:
+            if self._opening is None:
+                self._opening = asyncio.ensure_future(self._open())
+            self._app = await asyncio.shield(self._opening)
+        except BaseException:
+            self._users -= 1
+            if self._users == 0:
+                self._opening = None
+            raise
         try:
             yield replace(self._app, process_key=uuid.uuid4().hex)
         finally:
             self._users -= 1
             if self._users == 0:
                 app, augmenter, self._app, self._augmenter = self._app, self._augmenter, None, None
+                self._opening = None
                 if augmenter is not None:
                     await augmenter.aclose()
-                app.store.close()
+                await app.store.close()
 
-    def _open(self) -> App:
+    async def _open(self) -> App:
         settings = self.settings
         trace = Trace(settings)
-        store = Store(settings.database_path())
-        store.prune(settings.thinking_retention_days * 86400, settings.thinking_max_sessions)
+        store = await open_store(settings.postgres_url(), settings.database_path())
+        await store.prune(
+            settings.thinking_retention_days * 86400,
+            settings.thinking_max_sessions,
+            settings.thinking_session_grace_minutes * 60,
+        )
         augmenter, problem = build_augmenter(settings)
         if problem:
             log.warning("model augmentation is off: %s", problem)

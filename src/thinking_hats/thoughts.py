@@ -1,13 +1,13 @@
 """The `sequentialthinking` core: sessions of numbered thoughts, revisions, branches, and optional augmentation.
 
-Knows nothing of MCP: the server validates the call's shape, this module checks it against the session,
-records it, asks the augmenter (if any) for an analysis, and returns the reply.
+Knows nothing of MCP: the server validates the call's shape; this module reads the session, checks the call
+against it, asks the augmenter (if any) for an analysis, and only then commits the thought with its reply.
 """
 
 from __future__ import annotations
 
+import logging
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -15,29 +15,37 @@ from pydantic import BaseModel, Field
 
 from .analysis import Analysis, Outcome, ProgressFn, ThoughtContext, Usage, _Wire
 from .config import Settings
-from .errors import InvalidThought
-from .store import Entry, Store, new_session_id
+from .errors import InvalidThought, StoreError
+from .store import EMPTY, Caller, Entry, Eviction, Store, View, Write, new_session_id, wrong_tool
 from .trace import Trace
+
+log = logging.getLogger("thinking_hats")
 
 Mode = Literal["augmented", "record-only"]
 ENABLE_HINT = (
     "Augmentation is off: set LLM_PROVIDER (openai, anthropic, deepseek, groq, openrouter, github, ollama or "
     "openai-compatible) and its API key to have thinking hats analyse each thought."
 )
-_MAX_DEFAULT_SESSIONS = 10_000  # connections remembered; the oldest is forgotten (its session stays in the store)
+
+
+SESSION_ID = r"^[A-Za-z0-9_.:-]{1,64}$"
+MAX_NUMBER = 100_000
+TOOL = "sequentialthinking"
 
 
 class ThoughtInput(BaseModel):
-    thought: str
-    thought_number: int = Field(ge=1)
-    total_thoughts: int = Field(ge=1)
+    """One call's arguments, with the checks every entry point shares (the MCP tool and `thinking-hats think`)."""
+
+    thought: str = Field(min_length=1)
+    thought_number: int = Field(ge=1, le=MAX_NUMBER)
+    total_thoughts: int = Field(ge=1, le=MAX_NUMBER)
     next_thought_needed: bool
     is_revision: bool | None = None
-    revises_thought: int | None = Field(default=None, ge=1)
-    branch_from_thought: int | None = Field(default=None, ge=1)
-    branch_id: str | None = None
+    revises_thought: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
+    branch_from_thought: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
+    branch_id: str | None = Field(default=None, min_length=1, max_length=64)
     needs_more_thoughts: bool | None = None
-    session_id: str | None = None
+    session_id: str | None = Field(default=None, pattern=SESSION_ID)
     strategy: str | None = None
 
 
@@ -52,7 +60,8 @@ class ThoughtReply(_Wire):
     should_continue: bool
     next_thought_number: int | None
     analysis: Analysis = Field(default_factory=Analysis)
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage = Field(default_factory=Usage, description="What this call cost; zero for a replayed call.")
+    replayed: bool = Field(default=False, description="True when this is the stored reply of an earlier same call.")
     notice: str | None = None
 
 
@@ -71,6 +80,10 @@ class Augmenter(Protocol):
 
 
 class Thinking:
+    """The `sequentialthinking` core. Owns the rules of a chain (numbering, revisions, branches, which session a
+    call lands in, replays) and the order of one call: read the session, analyse, then commit the thought with its
+    reply. It holds no session state itself: everything lives in the store, so any process can take any call."""
+
     def __init__(
         self,
         settings: Settings,
@@ -84,163 +97,193 @@ class Thinking:
         self.trace = trace
         self.augmenter = augmenter
         self.provider_problem = provider_problem
-        self._defaults: OrderedDict[str, str] = OrderedDict()
 
-    async def think(
-        self, inp: ThoughtInput, connection: str | None, progress: ProgressFn | None = None
-    ) -> ThoughtResult:
-        _check_shape(inp)
-        session_id = self._session_for(inp, connection)
-        last = self.store.last(session_id)
-        if last is not None and last.reply is not None and _same_call(last, inp):
+    def check(self, inp: ThoughtInput) -> None:
+        """Everything that can be said about a call without its session."""
+        _check_shape(inp, self.settings.thinking_max_thought_chars)
+
+    async def think(self, inp: ThoughtInput, caller: Caller, progress: ProgressFn | None = None) -> ThoughtResult:
+        self.check(inp)
+        window = self.settings.thinking_context_thoughts
+        wanted = [n for n in (inp.revises_thought, inp.branch_from_thought) if n is not None]
+        view = await self.store.read(
+            caller.principal,
+            TOOL,
+            inp.session_id,
+            None if inp.session_id else caller.connection,
+            wanted,
+            window + 1,  # one more: a retry of a failed call is not its own context
+        )
+        session_id, view, connection = self._session_for(inp, caller, view)
+        last = view.last
+        if last is not None and last.same_call(inp.thought_number, inp.branch_id, inp.thought) and not last.failed:
             return _replay(last)
-        self._check_against_session(inp, session_id)
+        await self._check_against_session(inp, caller.principal, session_id, view)
 
         total = max(inp.total_thoughts, inp.thought_number)
         is_revision = bool(inp.is_revision or inp.revises_thought)
         data = inp.model_dump(exclude_none=True) | {"total_thoughts": total, "is_revision": is_revision}
-        seq = self.store.add(
-            session_id, inp.thought_number, inp.branch_id, data, keep=self.settings.thinking_max_thoughts
-        )
-        self._housekeeping()
-        self.trace.thought(data)
-
         started = time.perf_counter()
         strategy = inp.strategy or self.settings.thinking_strategy
         outcome: Outcome | None = None
         if self.augmenter is not None and strategy != "none":
-            ctx = self._context(inp, session_id, seq)
-            outcome = await self.augmenter.analyse(ctx, strategy, progress)
+            outcome = await self.augmenter.analyse(self._context(inp, view), strategy, progress)
         elapsed = time.perf_counter() - started
 
-        reply = ThoughtReply(
-            thought_number=inp.thought_number,
-            total_thoughts=total,
-            next_thought_needed=inp.next_thought_needed,
-            branches=self.store.branches(session_id),
-            thought_history_length=self.store.count(session_id),
-            session_id=session_id,
-            mode="record-only" if outcome is None else "augmented",
-            should_continue=inp.next_thought_needed or bool(inp.needs_more_thoughts),
-            next_thought_number=inp.thought_number + 1 if inp.next_thought_needed else None,
-        )
-        is_error = False
+        should_continue = inp.next_thought_needed or bool(inp.needs_more_thoughts)
+        notice: str | None = None
+        meta: dict[str, Any] = {}
         if outcome is None:
-            reply.notice = self._record_only_notice(session_id)
-            if self.provider_problem:
-                reply.analysis.problems.append(self.provider_problem)
-        else:
-            reply.analysis, reply.usage = outcome.analysis, outcome.usage
-            is_error = outcome.failure is not None
-            self._add_session_usage(session_id, outcome.usage)
-        markdown = render_markdown(reply, elapsed, outcome.failure if outcome else None)
-        self.store.set_reply(
-            session_id,
-            seq,
-            {"reply": reply.model_dump(mode="json"), "markdown": markdown, "is_error": is_error},
+            notice = self._record_only_notice(view)
+            if notice == ENABLE_HINT:
+                meta["hint_shown"] = True
+        built: list[ThoughtResult] = []
+
+        def reply_for(count: int, branches: tuple[str, ...]) -> dict[str, Any]:
+            reply = ThoughtReply(
+                thought_number=inp.thought_number,
+                total_thoughts=total,
+                next_thought_needed=inp.next_thought_needed,
+                branches=list(branches),
+                thought_history_length=count,
+                session_id=session_id,
+                mode="record-only" if outcome is None else "augmented",
+                should_continue=should_continue,
+                next_thought_number=inp.thought_number + 1 if should_continue else None,
+                notice=notice,
+            )
+            if outcome is None:
+                if self.provider_problem:
+                    reply.analysis.problems.append(self.provider_problem)
+            else:
+                reply.analysis, reply.usage = outcome.analysis, outcome.usage
+            is_error = outcome is not None and outcome.failure is not None
+            markdown = render_markdown(reply, elapsed, outcome.failure if outcome else None)
+            built.append(ThoughtResult(reply, markdown, is_error))
+            return {"reply": reply.model_dump(mode="json"), "markdown": markdown, "is_error": is_error}
+
+        committed = await self.store.commit(
+            Write(
+                principal=caller.principal,
+                session_id=session_id,
+                tool=TOOL,
+                number=inp.thought_number,
+                branch_id=inp.branch_id,
+                data=data,
+                keep=self.settings.thinking_max_thoughts,
+                usage=outcome.usage.model_dump(mode="json") if outcome is not None else None,
+                meta=meta,
+                connection=connection,
+            ),
+            reply_for,
         )
-        return ThoughtResult(reply, markdown, is_error)
+        if committed.replayed:  # the same call, committed meanwhile by a retry that raced this one
+            return _replay(committed.entry)
+        self.trace.thought(data)
+        await housekeeping(self.store, self.settings)
+        return built[-1]
 
     # --- sessions ---
-    def _session_for(self, inp: ThoughtInput, connection: str | None) -> str:
+    def _session_for(self, inp: ThoughtInput, caller: Caller, view: View) -> tuple[str, View, str | None]:
+        """(session id, what was read of it, the connection whose default it becomes)."""
         if inp.session_id:
-            if self.store.session(inp.session_id) is None:
-                self.store.create_session(inp.session_id, "sequentialthinking")
-            return inp.session_id
+            if view.session is None and view.evicted is not None:
+                raise evicted_error(view.evicted)
+            if view.session is not None and view.session.tool != TOOL:
+                raise wrong_tool(inp.session_id, view.session.tool, TOOL)
+            return inp.session_id, view, None
         starts_chain = inp.thought_number == 1 and not (inp.is_revision or inp.revises_thought or inp.branch_id)
-        if connection is None:
+        if caller.connection is None:
             # Stateless HTTP: no connection to hang a default session on, so the reply's sessionId carries it.
             if not starts_chain:
                 raise InvalidThought(
                     "This connection has no session of its own (stateless HTTP): pass the sessionId from the "
                     "previous reply to continue, or start a new chain with thoughtNumber 1."
                 )
-            return self._new_session()
-        current = self._defaults.get(connection)
-        if current is not None:
-            self._defaults.move_to_end(connection)
-            last = self.store.last(current) if self.store.session(current) else None
-            if last is None and self.store.session(current) is None:
-                current = None  # pruned or deleted meanwhile
-            elif starts_chain and last is not None and not (_same_call(last, inp) and last.reply is not None):
-                current = None
-        if current is None:
-            current = self._new_session()
-            self._defaults[connection] = current
-            if len(self._defaults) > _MAX_DEFAULT_SESSIONS:
-                self._defaults.popitem(last=False)
-        return current
+            return new_session_id(), EMPTY, None
+        current, last = view.session_id if view.session else None, view.last
+        if current is None or (
+            starts_chain and last is not None and not last.same_call(inp.thought_number, inp.branch_id, inp.thought)
+        ):
+            return new_session_id(), EMPTY, caller.connection
+        return current, view, caller.connection
 
-    def _new_session(self) -> str:
-        session_id = new_session_id()
-        self.store.create_session(session_id, "sequentialthinking")
-        return session_id
+    async def _check_against_session(self, inp: ThoughtInput, principal: str, session_id: str, view: View) -> None:
+        async def known() -> str:
+            return _known_numbers(await self.store.numbers(principal, session_id) if view.session else [])
 
-    def _check_against_session(self, inp: ThoughtInput, session_id: str) -> None:
-        if inp.revises_thought is not None and self.store.find(session_id, inp.revises_thought) is None:
+        if inp.revises_thought is not None and inp.revises_thought not in view.found:
             raise InvalidThought(
                 f"revisesThought={inp.revises_thought} names a thought that is not in session {session_id} "
-                f"({_known_numbers(self.store, session_id)}). Revise one of those, or drop isRevision."
+                f"({await known()}). Revise one of those, or drop isRevision."
             )
-        if inp.branch_from_thought is not None and self.store.find(session_id, inp.branch_from_thought) is None:
+        if inp.branch_from_thought is not None and inp.branch_from_thought not in view.found:
             raise InvalidThought(
                 f"branchFromThought={inp.branch_from_thought} names a thought that is not in session {session_id} "
-                f"({_known_numbers(self.store, session_id)}). Branch from one of those."
+                f"({await known()}). Branch from one of those."
             )
-        if (
-            inp.branch_id is not None
-            and inp.branch_from_thought is None
-            and inp.branch_id not in self.store.branches(session_id)
-        ):
+        if inp.branch_id is not None and inp.branch_from_thought is None and inp.branch_id not in view.branches:
             raise InvalidThought(
                 f"branchId '{inp.branch_id}' is a new branch: give branchFromThought to say where it starts."
             )
 
-    def _record_only_notice(self, session_id: str) -> str | None:
+    def _record_only_notice(self, view: View) -> str | None:
         if self.provider_problem:
             return f"Augmentation is off: {self.provider_problem}"
         if self.augmenter is not None:
             return None  # strategy "none" was asked for
-        session = self.store.session(session_id)
-        if session is None or session.meta.get("hint_shown"):
+        if view.session is not None and view.session.meta.get("hint_shown"):
             return None
-        self.store.update_meta(session_id, hint_shown=True)
         return ENABLE_HINT
 
-    def _add_session_usage(self, session_id: str, usage: Usage) -> None:
-        session = self.store.session(session_id)
-        if session is None:
-            return
-        total = Usage.model_validate(session.meta.get("usage", {})).add(usage)
-        self.store.update_meta(session_id, usage=total.model_dump(mode="json"))
-
-    def _context(self, inp: ThoughtInput, session_id: str, seq: int) -> ThoughtContext:
+    def _context(self, inp: ThoughtInput, view: View) -> ThoughtContext:
         window = self.settings.thinking_context_thoughts
-        earlier = [e for e in self.store.entries(session_id, last=window + 1) if e.seq != seq][-max(window, 1) :]
-        synthesis = _synthesis_of(earlier[-1]) if earlier else None
+        earlier = [e for e in view.recent if not e.same_call(inp.thought_number, inp.branch_id, inp.thought)]
+        earlier = earlier[len(earlier) - window :] if window else []
+        revised = view.found.get(inp.revises_thought) if inp.revises_thought else None
+        origin = view.found.get(inp.branch_from_thought) if inp.branch_from_thought else None
         return ThoughtContext(
             thought=inp.thought,
             thought_number=inp.thought_number,
             total_thoughts=max(inp.total_thoughts, inp.thought_number),
-            revised=_numbered(self.store.find(session_id, inp.revises_thought) if inp.revises_thought else None),
-            branch_origin=_numbered(
-                self.store.find(session_id, inp.branch_from_thought) if inp.branch_from_thought else None
-            ),
+            revised=_numbered(revised),
+            branch_origin=_numbered(origin),
             branch_id=inp.branch_id,
-            recent=tuple((e.number, str(e.data.get("thought", ""))) for e in earlier)[len(earlier) - window :]
-            if window
-            else (),
-            previous_synthesis=synthesis,
+            recent=tuple((e.number, str(e.data.get("thought", ""))) for e in earlier),
+            previous_synthesis=_synthesis_of(earlier[-1]) if earlier else None,
         )
 
-    def _housekeeping(self) -> None:
-        if self.store.due_for_pruning():
-            self.store.prune(self.settings.thinking_retention_days * 86400, self.settings.thinking_max_sessions)
+
+async def housekeeping(store: Store, settings: Settings) -> None:
+    """Retention, now and then. A committed thought is never reported as failed, so a failure here is logged."""
+    if not store.due_for_pruning():
+        return
+    try:
+        await store.prune(
+            settings.thinking_retention_days * 86400,
+            settings.thinking_max_sessions,
+            settings.thinking_session_grace_minutes * 60,
+        )
+    except StoreError:
+        log.warning("pruning the session store failed; will try again later", exc_info=True)
 
 
-def _check_shape(inp: ThoughtInput) -> None:
+def evicted_error(evicted: Eviction) -> InvalidThought:
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(evicted.at))
+    return InvalidThought(
+        f"session '{evicted.id}' was evicted at {when} ({evicted.reason}); its thoughts are gone",
+        hint="Start a new session: send another sessionId, or none to get a fresh one.",
+    )
+
+
+def _check_shape(inp: ThoughtInput, max_chars: int) -> None:
     if not inp.thought.strip():
         raise InvalidThought("thought is empty: send the text of this thinking step.")
+    if len(inp.thought) > max_chars:
+        raise InvalidThought(
+            f"thought is {len(inp.thought)} characters; the limit is {max_chars} (THINKING_MAX_THOUGHT_CHARS). "
+            "Split it into several thoughts."
+        )
     if inp.is_revision and inp.revises_thought is None:
         raise InvalidThought("isRevision is true but revisesThought is missing: name the thought being revised.")
     if inp.branch_from_thought is not None and not inp.branch_id:
@@ -251,22 +294,12 @@ def _check_shape(inp: ThoughtInput) -> None:
         )
 
 
-def _same_call(entry: Entry, inp: ThoughtInput) -> bool:
-    return (
-        entry.number == inp.thought_number
-        and entry.branch_id == inp.branch_id
-        and entry.data.get("thought") == inp.thought
-    )
-
-
 def _replay(entry: Entry) -> ThoughtResult:
-    stored: dict[str, Any] = entry.reply or {}
-    return ThoughtResult(
-        ThoughtReply.model_validate(stored["reply"]),
-        str(stored["markdown"]),
-        bool(stored.get("is_error", False)),
-        replayed=True,
-    )
+    """The stored reply of a call already committed: nothing new was spent, so its usage is zero."""
+    stored = entry.reply
+    reply = ThoughtReply.model_validate(stored["reply"])
+    reply.usage, reply.replayed = Usage(), True
+    return ThoughtResult(reply, str(stored["markdown"]), bool(stored.get("is_error", False)), replayed=True)
 
 
 def _numbered(entry: Entry | None) -> tuple[int, str] | None:
@@ -274,13 +307,12 @@ def _numbered(entry: Entry | None) -> tuple[int, str] | None:
 
 
 def _synthesis_of(entry: Entry) -> str | None:
-    reply = (entry.reply or {}).get("reply") or {}
+    reply = entry.reply.get("reply") or {}
     synthesis = (reply.get("analysis") or {}).get("synthesis")
     return synthesis if isinstance(synthesis, str) and synthesis else None
 
 
-def _known_numbers(store: Store, session_id: str) -> str:
-    numbers = sorted({e.number for e in store.entries(session_id, last=200)})
+def _known_numbers(numbers: list[int]) -> str:
     if not numbers:
         return "the session has no thoughts yet"
     shown = ", ".join(map(str, numbers[:20])) + (" ..." if len(numbers) > 20 else "")

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
+import os
+import re
+import socket
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from .config import Settings
+from .store import LOCAL
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
@@ -25,34 +33,177 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class BearerAuth:
-    """ASGI guard: every HTTP request must carry `Authorization: Bearer <THINKING_HTTP_TOKEN>`."""
+@dataclass(frozen=True)
+class Principals:
+    """The principals HTTP clients authenticate as: bearer token -> name. Empty: the one local principal."""
 
-    def __init__(self, app: Any, token: str) -> None:
+    by_token: dict[bytes, str]
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Principals:
+        by_token: dict[bytes, str] = {}
+        if settings.thinking_http_token is not None:
+            by_token[settings.thinking_http_token.get_secret_value().encode()] = "default"
+        path = settings.thinking_http_tokens_file
+        if path is not None:
+            try:
+                lines = path.expanduser().read_text(encoding="utf-8").splitlines()
+            except OSError as exc:
+                raise ConfigurationError(
+                    f"cannot read THINKING_HTTP_TOKENS_FILE {path}: {exc.strerror}: give a readable file"
+                ) from None
+            for number, line in enumerate(lines, 1):
+                text = line.strip()
+                if not text or text.startswith("#"):
+                    continue
+                parts = text.split()
+                where = f"THINKING_HTTP_TOKENS_FILE {path}, line {number}"
+                if len(parts) != 2 or not _NAME.match(parts[0]):
+                    raise ConfigurationError(
+                        f"{where}: expected 'name token' (a name of letters, digits, '.', '_' or '-', then the "
+                        "token, separated by a space)"
+                    )
+                name, token = parts
+                if len(token) < 16:
+                    raise ConfigurationError(f"{where}: the token of '{name}' is shorter than 16 characters")
+                if token.encode() in by_token or name in by_token.values():
+                    raise ConfigurationError(f"{where}: '{name}' or its token is listed twice")
+                by_token[token.encode()] = name
+        return cls(by_token)
+
+    def who(self, authorization: bytes) -> str | None:
+        """The principal of an `Authorization` header, or None. Every token is compared, in constant time."""
+        if not self.by_token:
+            return LOCAL
+        given = authorization[7:] if authorization[:7].lower() == b"bearer " else b""
+        found = None
+        for token, name in self.by_token.items():
+            if hmac.compare_digest(given, token):
+                found = name
+        return found
+
+
+class Gate:
+    """ASGI middleware in front of the MCP app: health checks, authentication, and the legacy session table.
+
+    It decides who a request is (the principal, from the bearer token) and which connection it belongs to (the
+    legacy session id, which the SDK then verifies belongs to the same principal), and puts both on the ASGI
+    scope; no client header can choose either. Legacy (stateful) sessions are bounded per principal: the least
+    recently used is closed to make room, so a flood of `initialize` requests cannot lock anyone else out.
+    """
+
+    def __init__(self, app: Any, principals: Principals, settings: Settings, health: Any) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self.principals = principals
+        self.limit = settings.thinking_http_session_limit
+        self.idle = settings.thinking_http_idle_timeout
+        self.health = health
+        self._sessions: dict[str, OrderedDict[str, float]] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
-                body = json.dumps(
-                    {"error": "unauthorized: send the header 'Authorization: Bearer <THINKING_HTTP_TOKEN>'"}
-                ).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="thinking-hats"'),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope.get("path") == "/healthz":
+            await self._healthz(send)
+            return
+        headers = dict(scope.get("headers") or [])
+        principal = self.principals.who(headers.get(b"authorization", b""))
+        if principal is None:
+            await _json(send, 401, {"error": UNAUTHORIZED}, [(b"www-authenticate", b'Bearer realm="thinking-hats"')])
+            return
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+        from .server import CONNECTION_KEY, PRINCIPAL_KEY
+
+        scope = dict(scope)
+        scope[PRINCIPAL_KEY] = principal
+        # The SDK binds each legacy session to the user that opened it and answers 404 to any other.
+        scope["user"] = AuthenticatedUser(AccessToken(token="-", client_id=principal, scopes=[]))
+        version = headers.get(b"mcp-protocol-version", b"").decode("latin-1") or None
+        session = headers.get(b"mcp-session-id", b"").decode("latin-1") or None
+        legacy = version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
+        if legacy and session is not None:
+            scope[CONNECTION_KEY] = f"http:{session}"
+            table = self._sessions.get(principal)
+            if table is not None and session in table:
+                table[session] = time.monotonic()
+                table.move_to_end(session)
+        receive = _deadline(receive, self.idle)
+        if not legacy or session is not None or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+
+        opened: list[str] = []
+
+        async def watch(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                for name, value in message.get("headers") or []:
+                    if name.lower() == b"mcp-session-id":
+                        opened.append(value.decode("latin-1"))
+            await send(message)
+
+        await self.app(scope, receive, watch)
+        if opened:
+            await self._admit(principal, opened[0], scope)
+
+    async def _admit(self, principal: str, session: str, scope: dict[str, Any]) -> None:
+        table = self._sessions.setdefault(principal, OrderedDict())
+        table[session] = time.monotonic()
+        stale = time.monotonic() - self.idle
+        while table and (len(table) > self.limit or next(iter(table.values())) < stale):
+            oldest, _ = table.popitem(last=False)
+            await self._close(oldest, scope)
+
+    async def _close(self, session: str, scope: dict[str, Any]) -> None:
+        """End a legacy session through the protocol's own DELETE, as its client could."""
+        keep = (b"host", b"origin", b"authorization", b"mcp-protocol-version")
+        headers = [(k, v) for k, v in scope.get("headers") or [] if k.lower() in keep]
+        closing = scope | {"method": "DELETE", "headers": [*headers, (b"mcp-session-id", session.encode())]}
+
+        async def nothing() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def discard(message: dict[str, Any]) -> None:
+            return None
+
+        await self.app(closing, nothing, discard)
+
+    async def _healthz(self, send: Any) -> None:
+        try:
+            report = await self.health()
+            status, body = 200, {"status": "ok", "store": report}
+        except Exception as exc:  # a load balancer needs a status, whatever broke
+            status, body = 503, {"status": "unavailable", "error": str(exc)}
+        await _json(send, status, body)
+
+
+UNAUTHORIZED = (
+    "unauthorized: send the header 'Authorization: Bearer <token>' "
+    "(THINKING_HTTP_TOKEN, or a token from THINKING_HTTP_TOKENS_FILE)"
+)
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _deadline(receive: Any, seconds: float) -> Any:
+    """A request body that has not arrived within `seconds` ends the request (a half-sent request holds nothing)."""
+
+    async def bounded() -> Any:
+        try:
+            return await asyncio.wait_for(receive(), seconds)
+        except TimeoutError:
+            return {"type": "http.disconnect"}
+
+    return bounded
+
+
+async def _json(send: Any, status: int, body: object, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    data = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), *(extra or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
 
 
 def http_app(settings: Settings, host: str) -> Any:
@@ -61,12 +212,12 @@ def http_app(settings: Settings, host: str) -> Any:
 
     from .server import build_server
 
-    token = settings.thinking_http_token.get_secret_value() if settings.thinking_http_token else None
+    principals = Principals.from_settings(settings)
     loopback = is_loopback(host)
-    if not loopback and not token:
+    if not loopback and not principals.by_token:
         raise ConfigurationError(
-            f"refusing to serve HTTP on {host} without a token: set THINKING_HTTP_TOKEN (clients then send "
-            "'Authorization: Bearer <token>'), or bind 127.0.0.1."
+            f"refusing to serve HTTP on {host} without a token: set THINKING_HTTP_TOKEN or THINKING_HTTP_TOKENS_FILE "
+            "(clients then send 'Authorization: Bearer <token>'), or bind 127.0.0.1."
         )
     security = None
     if not loopback:
@@ -82,26 +233,46 @@ def http_app(settings: Settings, host: str) -> Any:
         host=host,
         transport_security=security,
         max_request_body_size=settings.thinking_http_max_body,
+        session_idle_timeout=settings.thinking_http_idle_timeout,
+        max_sessions=None,  # bounded per principal by the Gate instead, so one principal cannot fill it
     )
-    return BearerAuth(app, token) if token else app
+    return Gate(app, principals, settings, server.health)
 
 
 def check_store(settings: Settings) -> None:
     """Fail at start-up, with the fix, rather than on the first thought."""
-    from .store import Store
+    import asyncio
 
-    Store(settings.database_path()).close()
+    from .store import open_store
+
+    async def probe() -> None:
+        await (await open_store(settings.postgres_url(), settings.database_path())).close()
+
+    asyncio.run(probe())
 
 
-def serve_http(settings: Settings, host: str, port: int) -> None:
-    """Serve until interrupted; `--port 0` picks a free port. The address is announced on stderr once bound."""
-    import socket
+def serve_http(settings: Settings, host: str, port: int, workers: int = 1) -> None:
+    """Serve until SIGTERM or Ctrl-C; `--port 0` picks a free port. The address is announced on stderr once bound.
+
+    With `workers` > 1, that many processes serve the one listening socket (the kernel spreads the connections)
+    over the one store: everything a request needs is in the store, so any worker can answer any request.
+    """
     import sys
 
-    import uvicorn
-
-    app = http_app(settings, host)
+    http_app(settings, host)  # refuse a bad configuration here, once, with the fix
     check_store(settings)
+    sock = _listen(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
+    plural = f" ({workers} workers)" if workers > 1 else ""
+    print(f"thinking-hats: streamable HTTP on http://{shown}:{bound}/mcp{plural}", file=sys.stderr, flush=True)
+    if workers == 1:
+        _serve(settings, host, sock)
+    else:
+        _supervise(settings, host, sock, workers)
+
+
+def _listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -114,11 +285,73 @@ def serve_http(settings: Settings, host: str, port: int) -> None:
         raise ConfigurationError(f"cannot listen on {host}:{port} ({exc.strerror}): choose another --port") from None
     # Listening before the announcement: a client that connects at once waits in the backlog, never refused.
     sock.listen(2048)
-    bound = sock.getsockname()[1]
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
-    print(f"thinking-hats: streamable HTTP on http://{shown}:{bound}/mcp", file=sys.stderr, flush=True)
-    config = uvicorn.Config(app, log_level=settings.thinking_log_level.lower(), access_log=False)
+    return sock
+
+
+def _serve(settings: Settings, host: str, sock: socket.socket) -> None:
+    """One process serving the socket. On SIGTERM uvicorn stops accepting and lets requests in flight finish;
+    a thought is bounded by THINKING_DEADLINE, so after that (plus a margin) what is left is cancelled."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        http_app(settings, host),
+        log_level=settings.thinking_log_level.lower(),
+        access_log=False,
+        timeout_graceful_shutdown=int(settings.thinking_deadline) + 5,
+        timeout_keep_alive=5,
+    )
     uvicorn.Server(config).run(sockets=[sock])
+
+
+def _worker(host: str, sock: socket.socket) -> None:
+    """A worker process (spawned): its own Settings from the same environment, its own event loop and store."""
+    from .config import Settings
+    from .logs import setup_logging
+
+    settings = Settings()
+    setup_logging(settings)
+    _serve(settings, host, sock)
+
+
+def _supervise(settings: Settings, host: str, sock: socket.socket, workers: int) -> None:
+    """Start the workers, restart one that dies, and on SIGTERM/SIGINT pass the signal on and wait for them."""
+    import logging
+    import multiprocessing
+    import multiprocessing.connection
+    import signal
+
+    log = logging.getLogger("thinking_hats")
+    spawn = multiprocessing.get_context("spawn")
+    stopping = False
+
+    def start(index: int) -> Any:
+        process = spawn.Process(target=_worker, args=(host, sock), name=f"thinking-hats-worker-{index}")
+        process.start()
+        return process
+
+    def stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for process in processes:
+            if process.is_alive() and process.pid is not None:
+                os.kill(process.pid, signal.SIGTERM)
+
+    processes = [start(i) for i in range(workers)]
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    while not stopping:
+        multiprocessing.connection.wait([p.sentinel for p in processes], timeout=1.0)
+        for index, process in enumerate(processes):
+            if not process.is_alive() and not stopping:
+                log.warning("worker %d exited with %s; starting another", index, process.exitcode)
+                processes[index] = start(index)
+    grace = settings.thinking_deadline + 10
+    for process in processes:
+        process.join(grace)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    sock.close()
 
 
 def serve_stdio(settings: Settings) -> None:

@@ -1,0 +1,438 @@
+"""Durable sessions, spoken in units of work: one call reads what a thought needs, one transaction writes it.
+
+`Store` owns who a session belongs to (its principal), its entries (a thought or CRASH step together with the
+reply that was sent for it), its usage, the default session of each client connection, and retention. It runs
+the same SQL on two backends: SQLite (embedded default; any number of processes on one machine) and PostgreSQL
+(many replicas on many machines). Nothing about a session lives only in a process, so any process or replica can
+answer any request.
+
+Exactly-once: a thought is written together with its reply, after the model call, in one transaction. A call
+whose reply was never produced (cancelled, killed, disk full) leaves nothing behind, so its retry stores it once
+and no half-written thought reaches another call as context. A retry of a committed call is answered from the
+stored reply; a retry of a call whose analysis failed replaces that failed attempt in place.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..errors import InvalidThought, StoreError
+
+LOCAL = "local"  # the one principal of stdio and of loopback HTTP without tokens
+
+_ENTRY_COLUMNS = "session_id, seq, number, branch_id, created, data, reply"
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: the principal owns sessions; the connection (None on stateless HTTP) has a default one."""
+
+    principal: str = LOCAL
+    connection: str | None = None
+
+
+@dataclass(frozen=True)
+class Session:
+    principal: str
+    id: str
+    tool: str
+    created: float
+    updated: float  # last written: retention and the cap evict the least recently used first
+    meta: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Entry:
+    session_id: str
+    seq: int
+    number: int
+    branch_id: str | None
+    created: float
+    data: dict[str, Any]
+    reply: dict[str, Any]
+
+    def same_call(self, number: int, branch_id: str | None, thought: str) -> bool:
+        return self.number == number and self.branch_id == branch_id and self.data.get("thought") == thought
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.reply.get("is_error"))
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    principal: str
+    id: str
+    tool: str
+    created: float
+    updated: float
+    entries: int
+
+
+@dataclass(frozen=True)
+class Eviction:
+    id: str
+    tool: str
+    at: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class View:
+    """What one call needs of its session, read in one trip (a consistent snapshot)."""
+
+    session_id: str | None  # the session named, or the connection's current one (None: it has none)
+    session: Session | None
+    evicted: Eviction | None  # set when the session named was removed by retention or the cap
+    last: Entry | None
+    found: dict[int, Entry]  # the newest entry of each number asked for (revision and branch targets)
+    recent: tuple[Entry, ...]  # the last `window` entries, oldest first
+    branches: tuple[str, ...]
+    count: int
+
+
+EMPTY = View(None, None, None, None, {}, (), (), 0)
+
+
+@dataclass
+class Write:
+    """One entry and everything that changes with it; committed whole or not at all."""
+
+    principal: str
+    session_id: str
+    tool: str
+    number: int
+    branch_id: str | None
+    data: dict[str, Any]
+    keep: int | None = None  # entries beyond the newest `keep` go in the same transaction
+    usage: dict[str, int] | None = None  # added to the session's running usage
+    meta: dict[str, Any] = field(default_factory=dict)  # merged into the session's meta
+    connection: str | None = None  # this session becomes the connection's default for `tool`
+    revised: tuple[int, dict[str, Any]] | None = None  # (seq, new data) of the entry this one revises
+    reset: bool = False  # start the session afresh (CRASH_SESSION_TIMEOUT)
+
+
+@dataclass(frozen=True)
+class Committed:
+    entry: Entry
+    replayed: bool  # the same call was already committed: `entry` is the stored one, nothing was written
+    count: int
+    branches: tuple[str, ...]
+
+
+# reply_for(count, branches) -> the reply stored with the entry; called inside the transaction.
+ReplyFn = Callable[[int, tuple[str, ...]], dict[str, Any]]
+
+
+class Tx(Protocol):
+    async def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+    async def run(self, sql: str, params: Sequence[Any] = ()) -> int: ...
+    async def many(self, sql: str, params: Sequence[Sequence[Any]]) -> None: ...
+
+
+class Backend(Protocol):
+    """A database that runs the store's SQL (`?` placeholders) in transactions and maps its errors to
+    StoreError with the fix."""
+
+    name: str
+    location: str
+    lock: str  # appended to a SELECT that must lock the session row until commit ("" where BEGIN locks)
+
+    def transaction(self, write: bool) -> AbstractAsyncContextManager[Tx]: ...
+    async def close(self) -> None: ...
+    async def check(self) -> dict[str, Any]: ...
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+class Store:
+    """The session store: the only place thinking state lives. See the module docstring for its rules."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self._writes = 0
+
+    @property
+    def location(self) -> str:
+        return self.backend.location
+
+    async def close(self) -> None:
+        await self.backend.close()
+
+    # --- the unit of work of one call ---
+    async def read(
+        self,
+        principal: str,
+        tool: str,
+        session_id: str | None,
+        connection: str | None = None,
+        numbers: Sequence[int] = (),
+        window: int = 0,
+    ) -> View:
+        """The named session (or the connection's default session for `tool`) with what a call needs of it."""
+        async with self.backend.transaction(write=False) as tx:
+            if session_id is None and connection is not None:
+                rows = await tx.rows(
+                    "SELECT session_id FROM defaults WHERE principal = ? AND connection = ? AND tool = ?",
+                    (principal, connection, tool),
+                )
+                session_id = rows[0][0] if rows else None
+            if session_id is None:
+                return EMPTY
+            session = await _session(tx, principal, session_id)
+            if session is None:
+                rows = await tx.rows(
+                    "SELECT id, tool, at, reason FROM evictions WHERE principal = ? AND id = ?", (principal, session_id)
+                )
+                evicted = Eviction(*rows[0]) if rows else None
+                return View(session_id, None, evicted, None, {}, (), (), 0)
+            key = (principal, session_id)
+            latest = await _entries(
+                tx, "WHERE principal = ? AND session_id = ? ORDER BY seq DESC LIMIT ?", (*key, max(window, 1))
+            )
+            found: dict[int, Entry] = {}
+            wanted = sorted(set(numbers))
+            if wanted:
+                marks = ",".join("?" * len(wanted))
+                for entry in await _entries(
+                    tx, f"WHERE principal = ? AND session_id = ? AND number IN ({marks}) ORDER BY seq", (*key, *wanted)
+                ):
+                    found[entry.number] = entry  # ordered by seq: the newest wording wins
+            count = await _count(tx, key)
+            return View(
+                session_id,
+                session,
+                None,
+                latest[0] if latest else None,
+                found,
+                tuple(reversed(latest[:window])) if window else (),
+                await _branches(tx, key),
+                count,
+            )
+
+    async def commit(self, write: Write, reply_for: ReplyFn) -> Committed:
+        """Write the entry, its reply, the session's usage and meta, and the connection's default: all or nothing.
+
+        Creating the session is part of it, so two processes starting the same new session both succeed. If the
+        session's newest entry is this very call, the stored reply is returned instead (a retry that raced its
+        original); if that entry's analysis had failed, this attempt replaces it.
+        """
+        now = time.time()
+        key = (write.principal, write.session_id)
+        thought = str(write.data.get("thought", ""))
+        async with self.backend.transaction(write=True) as tx:
+            await tx.run(
+                "INSERT INTO sessions(principal, id, tool, created, updated, meta) VALUES (?, ?, ?, ?, ?, '{}')"
+                " ON CONFLICT (principal, id) DO NOTHING",
+                (*key, write.tool, now, now),
+            )
+            tool, meta_text = (
+                await tx.rows("SELECT tool, meta FROM sessions WHERE principal = ? AND id = ?" + self.backend.lock, key)
+            )[0]
+            if tool != write.tool:
+                raise wrong_tool(write.session_id, tool, write.tool)
+            meta: dict[str, Any] = json.loads(meta_text)
+            if write.reset:
+                await tx.run("DELETE FROM entries WHERE principal = ? AND session_id = ?", key)
+                meta = {}
+            last = await _entries(tx, "WHERE principal = ? AND session_id = ? ORDER BY seq DESC LIMIT 1", key)
+            data_text = json.dumps(write.data)
+            if last and last[0].same_call(write.number, write.branch_id, thought):
+                if not last[0].failed:
+                    return Committed(last[0], True, await _count(tx, key), await _branches(tx, key))
+                seq = last[0].seq
+                await tx.run(
+                    "UPDATE entries SET data = ?, created = ? WHERE principal = ? AND session_id = ? AND seq = ?",
+                    (data_text, now, *key, seq),
+                )
+            else:
+                seq = last[0].seq + 1 if last else 1
+                await tx.run(
+                    "INSERT INTO entries(principal, session_id, seq, number, branch_id, created, data, reply)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, '{}')",
+                    (*key, seq, write.number, write.branch_id, now, data_text),
+                )
+                if write.keep is not None:
+                    await tx.run(
+                        "DELETE FROM entries WHERE principal = ? AND session_id = ? AND seq <= ?",
+                        (*key, seq - write.keep),
+                    )
+            if write.revised is not None:
+                await tx.run(
+                    "UPDATE entries SET data = ? WHERE principal = ? AND session_id = ? AND seq = ?",
+                    (json.dumps(write.revised[1]), *key, write.revised[0]),
+                )
+            count = await _count(tx, key)
+            branches = await _branches(tx, key)
+            reply = reply_for(count, branches)
+            await tx.run(
+                "UPDATE entries SET reply = ? WHERE principal = ? AND session_id = ? AND seq = ?",
+                (json.dumps(reply), *key, seq),
+            )
+            meta.update(write.meta)
+            if write.usage:
+                running = meta.get("usage") or {}
+                meta["usage"] = {k: int(running.get(k, 0)) + int(v) for k, v in write.usage.items()} | {
+                    k: v for k, v in running.items() if k not in write.usage
+                }
+            await tx.run(
+                "UPDATE sessions SET updated = ?, meta = ? WHERE principal = ? AND id = ?",
+                (now, json.dumps(meta), *key),
+            )
+            if write.connection is not None:
+                await tx.run(
+                    "INSERT INTO defaults(principal, connection, tool, session_id, updated) VALUES (?, ?, ?, ?, ?)"
+                    " ON CONFLICT (principal, connection, tool)"
+                    " DO UPDATE SET session_id = excluded.session_id, updated = excluded.updated",
+                    (write.principal, write.connection, write.tool, write.session_id, now),
+                )
+        self._writes += 1
+        entry = Entry(write.session_id, seq, write.number, write.branch_id, now, write.data, reply)
+        return Committed(entry, False, count, branches)
+
+    # --- reading for reports and resources (principal None: every principal, for the local CLI) ---
+    async def sessions(self, principal: str | None, limit: int = 100) -> list[SessionSummary]:
+        where, params = ("WHERE s.principal = ?", (principal,)) if principal is not None else ("", ())
+        async with self.backend.transaction(write=False) as tx:
+            rows = await tx.rows(
+                "SELECT s.principal, s.id, s.tool, s.created, s.updated,"
+                " (SELECT count(*) FROM entries e WHERE e.principal = s.principal AND e.session_id = s.id)"
+                f" FROM sessions s {where} ORDER BY s.updated DESC, s.id LIMIT ?",
+                (*params, limit),
+            )
+        return [SessionSummary(r[0], r[1], r[2], r[3], r[4], int(r[5])) for r in rows]
+
+    async def session(self, principal: str | None, session_id: str) -> tuple[Session, list[Entry]] | None:
+        """One session with all its entries; with principal None, the one session of that id (an id that
+        several principals use is ambiguous: StoreError says so)."""
+        async with self.backend.transaction(write=False) as tx:
+            if principal is None:
+                owners = await tx.rows("SELECT principal FROM sessions WHERE id = ? LIMIT 2", (session_id,))
+                if len(owners) > 1:
+                    raise StoreError(f"several principals have a session '{session_id}': name one with --principal.")
+                if not owners:
+                    return None
+                principal = str(owners[0][0])
+            session = await _session(tx, principal, session_id)
+            if session is None:
+                return None
+            entries = await _entries(tx, "WHERE principal = ? AND session_id = ? ORDER BY seq", (principal, session_id))
+        return session, entries
+
+    async def numbers(self, principal: str, session_id: str, limit: int = 200) -> list[int]:
+        async with self.backend.transaction(write=False) as tx:
+            rows = await tx.rows(
+                "SELECT DISTINCT number FROM entries WHERE principal = ? AND session_id = ? ORDER BY number LIMIT ?",
+                (principal, session_id, limit),
+            )
+        return [int(r[0]) for r in rows]
+
+    # --- retention ---
+    async def prune(self, retention_seconds: float, max_sessions: int, grace_seconds: float) -> int:
+        """Delete sessions idle past the retention period, then the least recently used beyond the cap, but
+        never one used within the grace period (the store may exceed the cap meanwhile). Each removal leaves a
+        tombstone for one retention period, so a client naming the session hears that it was evicted."""
+        now = time.time()
+        cutoff = now - retention_seconds
+        async with self.backend.transaction(write=True) as tx:
+            expired = await tx.rows("SELECT principal, id, tool FROM sessions WHERE updated < ?", (cutoff,))
+            total = int((await tx.rows("SELECT count(*) FROM sessions"))[0][0])
+            over = total - len(expired) - max_sessions
+            capped: list[tuple[Any, ...]] = []
+            if over > 0:
+                capped = await tx.rows(
+                    "SELECT principal, id, tool FROM sessions WHERE updated >= ? AND updated < ?"
+                    " ORDER BY updated, id LIMIT ?",
+                    (cutoff, now - grace_seconds, over),
+                )
+            victims = [(*r, "idle past THINKING_RETENTION_DAYS") for r in expired] + [
+                (*r, "least recently used beyond THINKING_MAX_SESSIONS") for r in capped
+            ]
+            if victims:
+                await tx.many(
+                    "INSERT INTO evictions(principal, id, tool, at, reason) VALUES (?, ?, ?, ?, ?)"
+                    " ON CONFLICT (principal, id) DO UPDATE SET tool = excluded.tool, at = excluded.at,"
+                    " reason = excluded.reason",
+                    [(p, i, t, now, why) for p, i, t, why in victims],
+                )
+                await tx.many("DELETE FROM sessions WHERE principal = ? AND id = ?", [(p, i) for p, i, _, _ in victims])
+            await tx.run("DELETE FROM evictions WHERE at < ?", (cutoff,))
+            await tx.run(
+                "DELETE FROM defaults WHERE updated < ? OR NOT EXISTS (SELECT 1 FROM sessions s"
+                " WHERE s.principal = defaults.principal AND s.id = defaults.session_id)",
+                (cutoff,),
+            )
+        return len(victims)
+
+    def due_for_pruning(self, every: int = 200) -> bool:
+        return self._writes % every == 0
+
+    async def ping(self) -> dict[str, Any]:
+        """A cheap round trip, for load balancers' health checks."""
+        async with self.backend.transaction(write=False) as tx:
+            version = (await tx.rows("SELECT version FROM schema_version"))[0][0]
+        return {"backend": self.backend.name, "schema": int(version)}
+
+    async def health(self) -> dict[str, Any]:
+        report: dict[str, Any] = {"backend": self.backend.name, "location": self.backend.location}
+        report.update(await self.backend.check())
+        async with self.backend.transaction(write=False) as tx:
+            report["sessions"] = int((await tx.rows("SELECT count(*) FROM sessions"))[0][0])
+            report["entries"] = int((await tx.rows("SELECT count(*) FROM entries"))[0][0])
+        return report
+
+
+def wrong_tool(session_id: str, owner: str, wanted: str) -> InvalidThought:
+    return InvalidThought(
+        f"session '{session_id}' belongs to the {owner} tool; a session belongs to one tool",
+        hint=f"Use another {'session_id' if wanted == 'crash' else 'sessionId'} for {wanted}, "
+        f"or call {owner} to continue this one.",
+    )
+
+
+async def _session(tx: Tx, principal: str, session_id: str) -> Session | None:
+    rows = await tx.rows(
+        "SELECT principal, id, tool, created, updated, meta FROM sessions WHERE principal = ? AND id = ?",
+        (principal, session_id),
+    )
+    if not rows:
+        return None
+    r = rows[0]
+    return Session(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]))
+
+
+async def _entries(tx: Tx, where: str, params: Sequence[Any]) -> list[Entry]:
+    rows = await tx.rows(f"SELECT {_ENTRY_COLUMNS} FROM entries {where}", params)
+    return [Entry(r[0], int(r[1]), int(r[2]), r[3], r[4], json.loads(r[5]), json.loads(r[6])) for r in rows]
+
+
+async def _count(tx: Tx, key: tuple[str, str]) -> int:
+    return int((await tx.rows("SELECT count(*) FROM entries WHERE principal = ? AND session_id = ?", key))[0][0])
+
+
+async def _branches(tx: Tx, key: tuple[str, str]) -> tuple[str, ...]:
+    rows = await tx.rows(
+        "SELECT branch_id FROM entries WHERE principal = ? AND session_id = ? AND branch_id IS NOT NULL"
+        " GROUP BY branch_id ORDER BY min(seq)",
+        key,
+    )
+    return tuple(r[0] for r in rows)
+
+
+async def open_store(url: str | None, sqlite_path: Any = None) -> Store:
+    """`url` postgresql://... opens PostgreSQL; otherwise SQLite at `sqlite_path` (None: in memory)."""
+    if url is not None and url.startswith(("postgresql://", "postgres://")):
+        from .postgres import open_postgres
+
+        return Store(await open_postgres(url))
+    from .sqlite import open_sqlite
+
+    return Store(open_sqlite(sqlite_path))
