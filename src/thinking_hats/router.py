@@ -2,22 +2,35 @@
 
 Deterministic and explainable: the 0-100 score is the sum of named factors, each with its points and a short
 detail; thresholds turn the score into a strategy (a row of `STRATEGIES`); the same signals rank the hats.
+
+It reads any of the languages in `router_terms` (English, German, Spanish, French, Portuguese, Chinese, Japanese):
+the structure (sentences, questions, parts, options) is read from punctuation and layout in any script, the
+signals from per-language term tables. Pasted material (code, logs, stack traces, tables, long lists) is set
+aside first: it makes a thought long, not hard, and its words (ERROR, failed, crash) are not the user's ask.
+Only the start and the end of a long thought are read (`_READ` characters; then at most `_WINDOW` of its prose
+for the signals): the ask sits there, every factor saturates long before, and it keeps any thought under 1 ms.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import Literal
 
 from .analysis import HATS, Complexity, Factor, Hat, ThoughtContext
+from .router_terms import OR_TERMS, SEQUENCE_TERMS, SIGNAL_TERMS, STOPWORDS
+
+SynthesisMode = Literal["model", "merge"]
 
 
 @dataclass(frozen=True)
 class StrategyRow:
     name: str
     hats: int  # how many hats run (concurrently)
-    synthesis: bool  # whether a synthesizer merges them afterwards
+    synthesis: bool  # whether a synthesizer merges them afterwards (THINKING_SYNTHESIS=model)
+    mergeable: bool  # whether THINKING_SYNTHESIS=merge replaces that synthesis call by a merge in code
     description: str
 
     @property
@@ -32,10 +45,11 @@ class StrategyRow:
 STRATEGIES: dict[str, StrategyRow] = {
     row.name: row
     for row in (
-        StrategyRow("single", 1, False, "one hat, no synthesis"),
-        StrategyRow("double", 2, True, "two hats, then synthesis"),
-        StrategyRow("triple", 3, True, "three hats, then synthesis"),
-        StrategyRow("full", 5, True, "all five hats, then synthesis"),
+        StrategyRow("single", 1, False, False, "one hat, no synthesis"),
+        StrategyRow("double", 2, True, True, "two hats, then synthesis"),
+        StrategyRow("triple", 3, True, True, "three hats, then synthesis"),
+        # All five angles at once are worth one model to reconcile them, whatever THINKING_SYNTHESIS says.
+        StrategyRow("full", 5, True, False, "all five hats, then synthesis"),
     )
 }
 OVERRIDES = ("auto", *STRATEGIES)
@@ -50,31 +64,34 @@ class Route:
     score: float
     factors: tuple[Factor, ...]
     hats: tuple[Hat, ...]
+    merged: bool = False  # the hats' outputs are merged in code instead of by a synthesis call
 
     def complexity(self) -> Complexity:
         return Complexity(score=self.score, factors=[f.model_copy() for f in self.factors])
 
     @property
     def synthesis(self) -> bool:
-        return STRATEGIES[self.strategy].synthesis
+        return STRATEGIES[self.strategy].synthesis and not self.merged
 
     @property
     def calls(self) -> int:
         return len(self.hats) + (1 if self.synthesis else 0)
 
+    @property
+    def rounds(self) -> int:
+        return 2 if self.synthesis else 1
 
-# --- signals ------------------------------------------------------------------------------------------------
+    def with_synthesis(self, mode: SynthesisMode) -> Route:
+        """This route under THINKING_SYNTHESIS=`mode`: `merge` drops the synthesis call where the row allows."""
+        return replace(self, merged=mode == "merge" and STRATEGIES[self.strategy].mergeable)
 
 
-def _terms(*alternatives: str) -> re.Pattern[str]:
-    # Matched against the lower-cased thought: re.IGNORECASE makes these alternations several times slower.
-    return re.compile(r"(?<![\w-])(?:" + "|".join(alternatives) + r")(?![\w-])")
+# --- signals: points per signal, and which hats each one calls for ------------------------------------------
 
 
 @dataclass(frozen=True)
 class _Signal:
-    name: str  # factor name
-    pattern: re.Pattern[str]
+    name: str  # factor name, and the key of its terms in router_terms.SIGNAL_TERMS
     first: float  # points for the first distinct term
     each: float  # points for every further distinct term
     cap: float
@@ -82,207 +99,24 @@ class _Signal:
 
 
 _SIGNALS: tuple[_Signal, ...] = (
-    _Signal(
-        "decision",
-        _terms(
-            r"should (?:we|i|they|you|it)",
-            r"shall we",
-            r"choos(?:e|ing)",
-            r"choices?",
-            r"pick(?:ing)?",
-            r"select(?:ing)?",
-            r"decid(?:e|ing)",
-            r"decisions?",
-            r"vs\.?",
-            r"versus",
-            r"trade-?offs?",
-            r"options?",
-            r"whether",
-            r"prefer(?:able)?",
-            r"compar(?:e|ing|ison)",
-            r"pros and cons",
-            r"instead of",
-            r"go with",
-            r"worth it",
-            r"which one",
-        ),
-        18,
-        5,
-        28,
-        (("critical", 0.5), ("optimistic", 0.5)),
-    ),
-    _Signal(
-        "risk",
-        _terms(
-            r"risks?",
-            r"risky",
-            r"fail(?:s|ed|ing|ures?)?",
-            r"security",
-            r"insecure",
-            r"vulnerab\w*",
-            r"outages?",
-            r"downtime",
-            r"danger(?:s|ous)?",
-            r"downsides?",
-            r"breach(?:es)?",
-            r"attacks?",
-            r"exploits?",
-            r"regressions?",
-            r"bugs?",
-            r"break(?:s|ing)?",
-            r"broken",
-            r"crash(?:es)?",
-            r"data loss",
-            r"go(?:es)? wrong",
-            r"worst case",
-            r"threats?",
-            r"unsafe",
-            r"safety",
-            r"liabilit(?:y|ies)",
-            r"compliance",
-            r"rollback",
-            r"incidents?",
-            r"side effects?",
-            r"contraindicat\w*",
-        ),
-        12,
-        4,
-        20,
-        (("critical", 1.0),),
-    ),
-    _Signal(
-        "ideation",
-        _terms(
-            r"brainstorm\w*",
-            r"ideas?",
-            r"alternatives?",
-            r"what if",
-            r"novel",
-            r"creative(?:ly)?",
-            r"creativity",
-            r"invent\w*",
-            r"imagine",
-            r"reimagine",
-            r"innovat\w*",
-            r"unconventional",
-            r"possibilit(?:y|ies)",
-            r"rethink",
-            r"out of the box",
-            r"come up with",
-            r"explore",
-        ),
-        12,
-        3,
-        18,
-        (("creative", 1.0), ("optimistic", 0.25)),
-    ),
-    _Signal(
-        "people",
-        _terms(
-            r"teams?",
-            r"users?",
-            r"customers?",
-            r"clients?",
-            r"feel(?:s|ing|ings)?",
-            r"morale",
-            r"stakeholders?",
-            r"employees?",
-            r"staff",
-            r"colleagues?",
-            r"people",
-            r"community",
-            r"trust",
-            r"burn-?out",
-            r"frustrat\w*",
-            r"unhappy",
-            r"anxi(?:ous|ety)",
-            r"stress(?:ed|ful)?",
-            r"emotions?",
-            r"emotional(?:ly)?",
-            r"culture",
-            r"hir(?:e|ing)",
-            r"layoffs?",
-            r"patients?",
-            r"famil(?:y|ies)",
-        ),
-        10,
-        3,
-        16,
-        (("emotional", 1.0),),
-    ),
-    _Signal(
-        "opportunity",
-        _terms(
-            r"benefits?",
-            r"beneficial",
-            r"opportunit(?:y|ies)",
-            r"upsides?",
-            r"gains?",
-            r"advantages?",
-            r"improve(?:s|d|ment|ments)?",
-            r"growth",
-            r"payoff",
-            r"potential",
-            r"leverage",
-            r"savings?",
-            r"faster",
-            r"cheaper",
-            r"best case",
-        ),
-        6,
-        3,
-        12,
-        (("optimistic", 1.0),),
-    ),
-    _Signal(
-        "facts",
-        _terms(
-            r"what (?:is|are|was|were)",
-            r"what's",
-            r"how (?:many|much|long|often)",
-            r"when (?:did|was|is|were)",
-            r"where (?:is|are|was)",
-            r"who (?:is|was|are)",
-            r"defin(?:e|ition)",
-            r"number of",
-            r"data",
-            r"statistics?",
-            r"measure(?:d|ment|ments)?",
-            r"facts?",
-            r"evidence",
-            r"sources?",
-            r"benchmarks?",
-            r"percent(?:age)?",
-            r"\d+(?:\.\d+)?\s?%",
-        ),
-        2,
-        1,
-        4,
-        # Few points (a fact question is simple) but a strong pull towards the factual hat.
-        (("factual", 5.0),),
-    ),
+    _Signal("decision", 18, 5, 28, (("critical", 0.5), ("optimistic", 0.5))),
+    _Signal("risk", 12, 4, 20, (("critical", 1.0),)),
+    _Signal("stakes", 10, 4, 18, (("critical", 0.6), ("factual", 0.4))),
+    _Signal("ideation", 12, 3, 18, (("creative", 1.0), ("optimistic", 0.25))),
+    _Signal("people", 10, 3, 16, (("emotional", 1.0),)),
+    _Signal("opportunity", 6, 3, 12, (("optimistic", 1.0),)),
+    # Few points (a fact question is simple) but a strong pull towards the factual hat.
+    _Signal("facts", 2, 1, 4, (("factual", 5.0),)),
 )
 
-_WORD = re.compile(r"\S+")
-_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+\S.*$", re.MULTILINE)
-_ORDINAL = _terms(
-    r"first(?:ly)?",
-    r"second(?:ly)?",
-    r"third(?:ly)?",
-    r"then",
-    r"finally",
-    r"lastly",
-    r"additionally",
-    r"moreover",
-    r"furthermore",
-)
-_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
-_EITHER_OR = re.compile(r"\bor\b")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
-
+_READ, _READ_HEAD = 6000, 4500  # characters of the thought read: its first _READ_HEAD and the rest from its end
+# Prose read for signals: (window, head) per script; a Chinese or Japanese character says more than a Latin one.
+_WINDOW = {"latin": (3000, 2200), "cjk": (1500, 1100)}
+_LONG_LIST = 8  # a list longer than this is data pasted in, not parts of the thought
 _LENGTH_FREE_WORDS = 12  # a one-liner costs nothing for its length
 _LENGTH_POINTS_PER_WORD = 0.25
 _LENGTH_CAP = 20.0
+_CJK_WORDS_PER_CHAR = {"zh": 0.6, "ja": 0.45}  # a Chinese or Japanese character carries about this much of a word
 _QUESTION_POINTS, _QUESTION_CAP = 3.0, 10.0
 _STRUCTURE_POINTS, _STRUCTURE_CAP = 4.0, 20.0
 _REVISION_POINTS = 14.0
@@ -290,17 +124,188 @@ _BRANCH_POINTS = 10.0
 _LOW_CONFIDENCE = 0.5
 _LOW_CONFIDENCE_POINTS = 12.0  # plus up to 10 more as confidence falls to 0
 
+# --- layout: what is pasted material, what is prose -----------------------------------------------------------
+# Line patterns start with a literal newline (the text gets one in front) so the regex engine jumps from line
+# start to line start instead of trying every character: this is what keeps a long thought cheap.
 
-def _sentences(text: str) -> list[str]:
-    parts = _SENTENCE_END.split(text)
-    return [p for p in parts if len(_WORD.findall(p)) >= 2]
+_FENCED = re.compile(r"\n[ \t]*(```|~~~).*?(?:\n[ \t]*\1[^\n]*|\Z)", re.DOTALL)
+_PASTED_LINE = re.compile(
+    r"\n(?:"
+    r"[ \t]*\[?(?:\d{4}-\d\d-\d\d|\d\d?:\d\d:\d\d|\d{2}/\d{2}/\d{4}[ T]\d)"  # timestamped log line
+    r"|[ \t]*\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|CRITICAL|SEVERE|NOTICE)\b[\]:]?[ \t]"  # log level
+    r"|[ \t]+at [\w$.<>/\\]+[(:]"  # Java / JavaScript stack frame
+    r"|[ \t]*File \"[^\"\n]+\", line \d+"  # Python stack frame
+    r"|Traceback \(most recent call last\)"
+    r"|[ \t]*(?:[\w$]+\.)*\w*(?:Error|Exception|Panic)\b(?::|$)"  # exception line
+    r"|(?: {4,}|\t+)(?![-*•]|\d{1,2}[.)])\S"  # indented code
+    r"|[ \t]*(?:def |class |import |from \S+ import|return\b|function\b|const |let |var |public |private |"
+    r"#include|package |SELECT |INSERT |UPDATE |DELETE |CREATE |\$ |>>> |[{}\[\]<])"  # code, shell
+    r"|[^\n]{0,300}[;{}][ \t]*(?=\n|\Z)"  # a statement or block ending (long lines are prose)
+    r"|[ \t]*\|[^\n]*\|[ \t]*(?=\n|\Z)"  # table row
+    r"|[^\n]{0,80}?[!-~]{60}"  # a token too long for prose: base64, minified code, a long URL
+    r"|[!-+\--~]*(?:,[!-+\--~]*){3,}[ \t]*(?=\n|\Z)"  # CSV row
+    r"|[ \t]*[\w.-]+=\S*(?:[ \t]+[\w.-]+=\S*)*[ \t]*(?=\n|\Z)"  # key=value line
+    r")[^\n]*",
+)
+# A list marker: "- ", "1. ", "a) ", "(2) "; CJK markers need no space after them.
+_ITEM = (
+    r"[ \t]*(?:(?:[-*•]|\d{1,2}[.)]|[a-zA-Z][.)]|\(\d{1,2}\))[ \t]+"
+    r"|(?:[・●▪◦]|\d{1,2}[．、]|（\d{1,2}）|[①-⑳])[ \t]*)\S"
+)
+_LIST_ITEM = re.compile(r"\n" + _ITEM + r"[^\n]*")
+_ITEM_START = re.compile(_ITEM)
+# A chunk: text up to a sentence end ("." etc. followed by a space, CJK full stops) or a line end.
+_CHUNK = re.compile(r"[^.!?。！？\n]*(?:[.!?]+(?=[^\s.!?])[^.!?。！？\n]*)*(?:[.!?。！？]+|\n|\Z)")
+_QUESTION_PARTICLES = ("か", "かな", "吗", "呢")  # a question without a question mark
+_INLINE_PARTS = re.compile(r"(?<!\w)(?:\(\d\)|\d\)|（\d）)")
+_CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
+_JA_EITHER = re.compile(r"か[^。？?\s]{1,30}か(?:[、，,で]|を|どう|迷)")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_LETTERS = re.compile(r"[^\W\d_]+")
+_ASCII_WORD = re.compile(r"[A-Za-z0-9][\w.+-]*")
+_CURRENCY = re.compile(r"[$€£¥₹]\s?\d")
+_AMOUNT = re.compile(
+    r"\d(?:[\d.,]*\d)?\s?(?:k|m|bn|mio\.?|mrd\.?|million\w*|millones|milhões|milliard\w*|billion\w*|"
+    r"bilhões|mil millones|万|亿|億|万円|元|円|euros?|dollars?|usd|eur|reais|r\$)(?!\w)",
+)
+_PERCENT = re.compile(r"\d\s?[%％]|百分之")
 
 
-def _distinct(matches: Iterable[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for m in matches:
-        seen.setdefault(" ".join(m.lower().split()), None)
-    return list(seen)
+def _variants(term: str) -> list[str]:
+    """The term as written, and without its accents (unless marked `!`)."""
+    if term.startswith("!"):
+        return [term[1:]]
+    plain = "".join(c for c in unicodedata.normalize("NFD", term) if not unicodedata.combining(c))
+    plain = plain.replace("ß", "ss")
+    return [term] if plain == term else [term, plain]
+
+
+_Node = dict[str, "_Node"]
+
+
+def _trie(terms: list[str]) -> str:
+    """One regex alternation for many terms, shared prefixes factored out: a miss costs one character test."""
+    root: _Node = {}
+    for term in terms:
+        node = root
+        tokens = [r"\w*" if c == "*" else r"\s+" if c == " " else re.escape(c) for c in term]
+        for token in tokens:
+            node = node.setdefault(token, {})
+        node[""] = {}
+
+    def emit(node: _Node) -> str:
+        alternatives = [token + emit(child) for token, child in sorted(node.items()) if token]
+        if not alternatives:
+            return ""
+        body = alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)
+
+
+@dataclass(frozen=True)
+class _Vocabulary:
+    words: re.Pattern[str]  # whole-word terms (Latin scripts), English always included
+    inside: re.Pattern[str] | None  # terms matched anywhere: Chinese, Japanese, German compound endings
+    signal_of: dict[str, str]  # matched term (or its stem) -> signal name
+    stems: tuple[int, ...]  # lengths of the stems, longest first
+    either: re.Pattern[str]  # the words for "or"
+
+
+@cache
+def _vocabulary(lang: str) -> _Vocabulary:
+    words: list[str] = []
+    inside: list[str] = []
+    signal_of: dict[str, str] = {}
+    stems: set[int] = set()
+    cjk = lang in ("zh", "ja")
+    tables = [(name, by_lang.get(code, "")) for name, by_lang in SIGNAL_TERMS.items() for code in {"en", lang}]
+    tables += [("structure", SEQUENCE_TERMS[code]) for code in {"en", lang}]
+    for name, listed in tables:
+        for raw in (t.strip() for t in listed.split(",")):
+            if not raw or (raw.startswith("^") and lang != "en"):
+                continue
+            raw = raw.lstrip("^")
+            infix, raw = raw.startswith("~"), raw.lstrip("~")
+            for term in _variants(raw):
+                key = term.rstrip("*")
+                signal_of.setdefault(key, name)
+                if term.endswith("*"):
+                    stems.add(len(key))
+                (inside if infix or (cjk and _CJK.search(term)) else words).append(term)
+            if infix:
+                words.append(raw)  # the word on its own, too
+    either = [t.strip() for code in {"en", lang} for t in OR_TERMS[code].split(",")]
+    spaced = [t for t in either if not _CJK.search(t)]
+    either_re = r"(?<![\w-])(?:" + "|".join(spaced) + r")(?![\w-])"
+    if cjk:
+        either_re += "|" + "|".join(t for t in either if _CJK.search(t))
+        either_re += "|" + _JA_EITHER.pattern if lang == "ja" else ""
+    return _Vocabulary(
+        words=re.compile(r"(?<![\w-])" + _trie(words) + r"(?![\w-])"),
+        inside=re.compile(_trie(inside)) if inside else None,
+        signal_of=signal_of,
+        stems=tuple(sorted(stems, reverse=True)),
+        either=re.compile(either_re),
+    )
+
+
+@cache
+def _stopwords() -> dict[str, str]:
+    """Each frequent word and its language (a word frequent in two of them tells nothing, so it is left out)."""
+    seen: dict[str, list[str]] = {}
+    for lang, words in STOPWORDS.items():
+        for word in words.split():
+            seen.setdefault(word, []).append(lang)
+    return {word: langs[0] for word, langs in seen.items() if len(langs) == 1}
+
+
+def _language(text: str) -> str:
+    """The language of the prose: by script for Chinese and Japanese, by frequent words for the rest."""
+    head = text[:1000]
+    cjk = len(_CJK.findall(head))
+    if cjk >= 2 and cjk * 4 > len(head) - head.count(" "):
+        return "ja" if len(_KANA.findall(head)) >= 2 else "zh"
+    counts = dict.fromkeys(STOPWORDS, 0)
+    stopwords = _stopwords()
+    for word in _LETTERS.findall(head):
+        if (lang := stopwords.get(word)) is not None:
+            counts[lang] += 1
+    best = max(counts, key=lambda lang: (counts[lang], lang == "en"))
+    return best if counts[best] > counts["en"] else "en"
+
+
+def _prose(text: str) -> tuple[str, int, int]:
+    """(the prose, characters of pasted material set aside, items of long lists set aside)."""
+    prose = "\n" + text
+    if "```" in prose or "~~~" in prose:
+        prose = _FENCED.sub("\n", prose)
+    prose = _PASTED_LINE.sub("", prose)
+    listed = 0
+    if len(_LIST_ITEM.findall(prose)) > _LONG_LIST:
+        prose, listed = _LIST_ITEM.subn("", prose)
+    return prose, max(0, len(text) + 1 - len(prose)), listed
+
+
+def _signal_terms(text: str, vocabulary: _Vocabulary) -> dict[str, dict[str, str]]:
+    """Per signal, {term or stem: the first form seen}, in order of appearance (a stem's forms count once)."""
+    found: dict[str, dict[str, str]] = {}
+    matches = vocabulary.words.findall(text)
+    if vocabulary.inside is not None:
+        matches += vocabulary.inside.findall(text)
+    for surface in dict.fromkeys(matches):  # each form once: a long thought repeats its words
+        term = " ".join(surface.split())
+        key = term
+        name = vocabulary.signal_of.get(term)
+        for length in vocabulary.stems if name is None else ():
+            if (name := vocabulary.signal_of.get(term[:length])) is not None:
+                key = term[:length]
+                break
+        if name is not None:
+            found.setdefault(name, {}).setdefault(key, term)
+    return found
 
 
 def _shown(terms: list[str], limit: int = 4) -> str:
@@ -313,7 +318,16 @@ def _plural(n: int, word: str) -> str:
 
 
 def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
-    text = ctx.thought.lower()
+    text = ctx.thought
+    if len(text) > _READ:
+        text = text[:_READ_HEAD] + "\n\n" + text[_READ_HEAD - _READ :]
+    prose, pasted, listed = _prose(text)
+    lang = _language(prose[:1000].lower())
+    cjk = lang in _CJK_WORDS_PER_CHAR
+    window, head = _WINDOW["cjk" if cjk else "latin"]
+    read = prose if len(prose) <= window else prose[:head] + "\n\n" + prose[head - window :]
+    read = read.lower().replace("’", "'")
+    vocabulary = _vocabulary(lang)
     factors: list[Factor] = []
     affinity: dict[Hat, float] = dict.fromkeys(HATS, 0.0)
 
@@ -321,45 +335,68 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
         if points > 0:
             factors.append(Factor(name=name, points=round(points, 1), detail=detail))
 
-    words = len(_WORD.findall(text))
-    add(
-        "length",
-        min(_LENGTH_CAP, max(0, words - _LENGTH_FREE_WORDS) * _LENGTH_POINTS_PER_WORD),
-        _plural(words, "word"),
-    )
+    if cjk:
+        chars = sum(map(len, _CJK_RUN.findall(prose)))
+        words = round(chars * _CJK_WORDS_PER_CHAR[lang]) + len(_ASCII_WORD.findall(prose))
+    else:
+        words = len(prose.split())
+    aside = [f"{pasted:,} chars pasted"] if pasted else []
+    aside += [f"a {listed}-item list"] if listed else []
+    length_detail = _plural(words, "word") + (f" ({' and '.join(aside)} not counted)" if aside else "")
+    if len(ctx.thought) > _READ:
+        length_detail += f" in the first {_READ_HEAD:,} and last {_READ - _READ_HEAD:,} of {len(ctx.thought):,} chars"
+    add("length", min(_LENGTH_CAP, max(0, words - _LENGTH_FREE_WORDS) * _LENGTH_POINTS_PER_WORD), length_detail)
 
-    questions = text.count("?")
+    sentences = questions = items = 0
+    either = False
+    for chunk in _CHUNK.findall(read):
+        if _ITEM_START.match(chunk):
+            items += 1
+        elif len(chunk.split()) >= 2 or (cjk and len(chunk.strip()) >= 5):
+            sentences += 1
+        if "?" in chunk or "？" in chunk or (cjk and chunk.rstrip(" \t\n。").endswith(_QUESTION_PARTICLES)):
+            questions += 1
+            either = either or vocabulary.either.search(chunk) is not None
     add("questions", min(_QUESTION_CAP, questions * _QUESTION_POINTS), _plural(questions, "question"))
 
-    sentences = _sentences(_LIST_ITEM.sub("", text))  # list items are counted as items, not sentences
-    items, ordinals, semicolons = len(_LIST_ITEM.findall(text)), len(_ORDINAL.findall(text)), text.count(";")
-    parts = items + ordinals + semicolons + max(0, len(sentences) - 1)
+    terms = _signal_terms(read, vocabulary)
+    items = 0 if listed else items
+    sequence = len(terms.pop("structure", ()))
+    semicolons = read.count(";") + read.count("；")
+    inline = sum(read.count(c) for c in _CIRCLED)
+    if ")" in read or "）" in read:
+        inline += len(_INLINE_PARTS.findall(read))
+    parts = items + sequence + semicolons + inline + max(0, sentences - 1)
     shape = [
         _plural(n, label)
         for n, label in (
             (items, "list item"),
-            (ordinals, "sequence word"),
+            (sequence, "sequence word"),
             (semicolons, "semicolon"),
-            (len(sentences), "sentence"),
+            (inline, "numbered part"),
+            (sentences, "sentence"),
         )
         if n and (label != "sentence" or n > 1)
     ]
     add("structure", min(_STRUCTURE_CAP, parts * _STRUCTURE_POINTS), ", ".join(shape))
 
+    extra: dict[str, list[str]] = {"decision": [], "stakes": [], "facts": []}
+    if either:
+        extra["decision"].append("either/or question")
+    if _CURRENCY.search(read) or _AMOUNT.search(read):
+        extra["stakes"].append("money")
+    if ("%" in read or "％" in read or "百分之" in read) and _PERCENT.search(read):
+        extra["facts"].append("percentages")
     for signal in _SIGNALS:
-        terms = _distinct(signal.pattern.findall(text))
-        if signal.name == "facts":
-            terms = _distinct("percentages" if t[0].isdigit() else t for t in terms)
-        if signal.name == "decision" and any(
-            s.rstrip().endswith("?") and _EITHER_OR.search(s) for s in _SENTENCE_BREAK.split(text)
-        ):
-            terms.append("either/or question")
-        if not terms:
+        found = list(terms.get(signal.name, {}).values()) + extra.get(signal.name, [])
+        if not found:
             continue
-        points = min(signal.cap, signal.first + signal.each * (len(terms) - 1))
-        add(signal.name, points, _shown(terms))
+        points = min(signal.cap, signal.first + signal.each * (len(found) - 1))
+        add(signal.name, points, _shown(found))
         for hat, share in signal.affinity:
             affinity[hat] += points * share
+    if pasted:
+        affinity["factual"] += 1.0  # pasted material is evidence to read: the factual hat breaks ties
 
     if ctx.revised is not None:
         add("revision", _REVISION_POINTS, f"revises thought {ctx.revised[0]}")

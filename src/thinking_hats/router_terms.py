@@ -1,0 +1,243 @@
+"""The router's vocabulary: signal terms per language, as data.
+
+Each entry is a comma-separated list of lower-case terms. A term matches whole words (Latin scripts) or anywhere
+(Chinese, Japanese: no word boundaries). Notation:
+  `*` at the end     the word may go on (`risk*` matches risks, risky)
+  `~` at the start   the term may also end a German compound (`~risik*` matches Ausfallrisiko)
+  `!` at the start   no accent-free variant (`!cuándo` must not match the conjunction `cuando`)
+  `^` at the start   English text only (`^die` is also a German article)
+  a space            any run of whitespace
+Every other term also matches without its accents (`décision` matches `decision`), as people often type.
+English terms are read in every language: technical writing borrows them.
+"""
+
+from __future__ import annotations
+
+LANGUAGES = ("en", "de", "es", "fr", "pt", "zh", "ja")
+
+SIGNAL_TERMS: dict[str, dict[str, str]] = {
+    "decision": {
+        "en": "should we, should i, should they, should you, should it, should the, should our, shall we, "
+        "ought we, do we go, choos*, chose, choice*, pick, picking, select, selecting, decid*, decision*, vs, "
+        "versus, trade-off*, tradeoff*, trade off, option*, whether, prefer, preferable, compar*, "
+        "pros and cons, instead of, rather than, go with, worth it, worth the, which one, which is better, "
+        "would it be better, is it better, better off, weigh*, keep or, or not",
+        "de": "sollen wir, sollten wir, soll ich, sollte ich, soll man, sollte man, sollen die, müssen wir uns, "
+        "~entscheid*, wählen, wählt, auswahl, auswählen, abwäg*, abwägung, option*, ob wir, ob ich, ob man, "
+        "vor- und nachteile, vorteile und nachteile, stattdessen, anstatt, statt, lieber, ~vergleich*, "
+        "lohnt sich, lohnt es sich, welche variante, welche option, versus, vs, trade-off*, alternativ oder",
+        "es": "deberíamos, debemos, debería, debo, conviene, convendría, decid*, decisión, decisiones, elegir, "
+        "elijo, elegimos, elección, escoger, opción, opciones, ventajas y desventajas, pros y contras, "
+        "en lugar de, en vez de, compar*, vale la pena, frente a, versus, vs, si deberíamos, nos quedamos, "
+        "mantener o",
+        "fr": "devrions-nous, devons-nous, faut-il, dois-je, devrais-je, devrait-on, doit-on, devrions, "
+        "devrait-il, choisir, choix, décid*, décision*, option*, avantages et inconvénients, pour et contre, "
+        "au lieu de, plutôt que, compar*, vaut-il la peine, vaut la peine, arbitrage*, versus, vs, "
+        "garder ou",
+        "pt": "devemos, deveríamos, devo, deveria, decid*, decisão, decisões, escolher, escolha*, opção, opções, "
+        "prós e contras, vantagens e desvantagens, em vez de, ao invés de, compar*, vale a pena, versus, vs, "
+        "manter ou",
+        "zh": "是否, 要不要, 该不该, 应不应该, 应该, 选择, 选哪, 决定, 决策, 取舍, 权衡, 利弊, 优缺点, 方案, 选项, "
+        "对比, 比较, 值不值得, 值得吗, 哪个更好, 哪一个, 哪种",
+        "ja": "べきか, べきでしょうか, べきですか, すべき, 選ぶ, 選択, 決める, 決定, 判断, 検討, 比較, トレードオフ, "
+        "メリットとデメリット, メリット・デメリット, 長所と短所, 選択肢, どちら, か否か, かどうか, "
+        "どっち, 続けるか, やめるか",
+    },
+    "risk": {
+        "en": "risk*, fail*, security, insecure, vulnerab*, outage*, downtime, danger*, downside*, breach*, "
+        "attack*, exploit*, regression*, bug*, break, breaks, breaking, broken, crash, crashes, data loss, "
+        "go wrong, goes wrong, going wrong, worst case, threat*, unsafe, safety, liabilit*, compliance, "
+        "rollback, roll back, incident*, side effect*, contraindicat*, lawsuit*, penalt*, fines, harm*, "
+        "damag*, leak*, corrupt*, mistake*, concern*, pitfall*, hazard*, adverse, complication*, misconduct",
+        "de": "~risik*, riskant, ~gefahr*, gefährlich*, ~ausfall, ~ausfälle, ~störung*, ~sicherheit*, "
+        "~sicherheitslücke*, schwachstelle*, angriff*, fehlschlag*, scheitern, scheitert, schiefgehen, "
+        "schiefgeht, schief gehen, ~nachteil*, ~datenverlust*, vorfall, vorfälle, haftung, compliance, "
+        "nebenwirkung*, absturz, abstürze, bedrohung*, ~datenschutz*, bußgeld*, klage*, fehler, schaden, "
+        "schäden, bedenken, gegenanzeige*, komplikation*, verstoß, verstöße",
+        "es": "riesgo*, arriesgad*, peligro*, fallo*, falla*, fracas*, caída*, interrupción, seguridad, "
+        "vulnerab*, ataque*, brecha*, desventaja*, pérdida de datos, incidente*, efectos secundarios, "
+        "efecto secundario, salir mal, sale mal, responsabilidad legal, multa*, amenaza*, inseguro*, "
+        "daño*, perjuicio*, contraindica*, complicacion*, complicación, incumplimiento, sanción, sanciones, "
+        "demanda judicial, error*",
+        "fr": "risque*, risqué*, dangereu*, danger*, panne*, défaillance*, échec*, échouer, sécurité, "
+        "vulnérab*, attaque*, faille*, inconvénient*, perte de données, incident*, effets secondaires, "
+        "effet secondaire, effets indésirables, mal tourner, tourner mal, responsabilité, conformité, "
+        "amende*, menace*, régression*, plantage*, contre-indication*, dommage*, préjudice*, complication*, "
+        "sanction*, procès, erreur*",
+        "pt": "risco*, arriscad*, perigo*, falha*, falhar, fracass*, queda*, indisponibilidade, segurança, "
+        "vulnerab*, ataque*, violação, desvantage*, perda de dados, incidente*, efeitos colaterais, "
+        "efeito colateral, dar errado, der errado, responsabilidade, conformidade, multa*, ameaça*, "
+        "regressão, travamento*, dano*, prejuízo*, contraindica*, complicaç*, sanção, sanções, processo judicial, "
+        "erro*",
+        "zh": "风险, 危险, 故障, 宕机, 停机, 失败, 安全, 漏洞, 攻击, 泄露, 缺点, 弊端, 坏处, 数据丢失, 事故, 副作用, "
+        "出错, 出问题, 合规, 责任, 罚款, 威胁, 回滚, 崩溃, 隐患, 后果, 损失, 违规, 诉讼, 并发症, 禁忌",
+        "ja": "リスク, 危険, 障害, ダウンタイム, 失敗, セキュリティ, 安全, 脆弱性, 攻撃, 漏洩, 漏えい, デメリット, "
+        "欠点, データ損失, 事故, インシデント, 副作用, 不具合, コンプライアンス, 責任, 罰金, 脅威, ロールバック, "
+        "クラッシュ, 懸念, 損失, 違反, 訴訟, 合併症, 禁忌, 問題が起き, 問題になる",
+    },
+    "ideation": {
+        "en": "brainstorm*, idea, ideas, alternative*, what if, novel, creative*, creativity, invent*, imagine, "
+        "reimagine, innovat*, unconventional, possibilit*, rethink, out of the box, come up with, explore, "
+        "ways to, how might we, new approach*, other approach*, different approach*",
+        "de": "brainstorm*, ~idee*, alternative*, was wäre wenn, was wenn, kreativ*, neuartig*, erfind*, "
+        "innovati*, möglichkeiten, neu denken, überdenken, ausdenken, ansätze, anderen ansatz, wege",
+        "es": "lluvia de ideas, brainstorm*, idea*, alternativa*, qué pasaría si, y si, creativ*, novedos*, "
+        "innova*, inventar, imagin*, posibilidades, replantear, explorar, otras formas, nuevas formas, "
+        "enfoques, otro enfoque",
+        "fr": "remue-méninges, brainstorm*, idée*, alternative*, et si, créati*, innov*, inventer, imagin*, "
+        "possibilités, repenser, explorer, autres façons, nouvelles façons, autres manières, approches, "
+        "autre approche",
+        "pt": "brainstorm*, ideia*, alternativa*, e se, criativ*, inova*, inventar, imagin*, possibilidades, "
+        "repensar, explorar, outras formas, novas formas, abordagens, outra abordagem",
+        "zh": "头脑风暴, 想法, 点子, 创意, 替代方案, 其他方案, 其他办法, 别的办法, 创新, 新颖, 发明, 想象, 可能性, "
+        "重新思考, 探索, 集思广益, 有什么办法, 新思路, 思路",
+        "ja": "ブレインストーミング, ブレスト, アイデア, アイディア, 代替案, 別の方法, 他の方法, 創造, 創意, 革新, "
+        "イノベーション, 斬新, 発明, 想像, 可能性, 見直, 案を出, 新しい方法, 工夫",
+    },
+    "people": {
+        "en": "team*, user*, customer*, client*, feel, feels, feeling*, morale, stakeholder*, employee*, staff, "
+        "colleague*, people, community, trust, burnout, burn-out, burned out, frustrat*, unhappy, anxi*, "
+        "stress, stressed, stressful, emotion*, culture, hire, hiring, layoff*, patient*, family, families, parent*, "
+        "child*, kids, student*, teacher*, manager*, boss, partner*, wife, husband, friend*, relationship*, "
+        "conflict*, upset, angry, worried, afraid, motivation, engineers, developers, nurses, doctors",
+        "de": "~team*, nutzer*, benutzer*, ~kunde*, ~kunden*, ~mitarbeit*, kolleg*, stakeholder, leute, "
+        "menschen, gefühl*, fühlen, fühlt, stimmung, moral, vertrauen, burnout, frust*, unzufrieden*, "
+        "angst, ängst*, stress*, emotion*, kultur, entlassung*, patient*, famili*, eltern, kinder, kind, "
+        "schüler*, lehrer*, chef*, beziehung*, konflikt*, motivation, partner*, belegschaft, ärzte, pflege*, "
+        "entwickler*",
+        "es": "equipo*, usuario*, cliente*, empleado*, personal, colega*, gente, personas, sentir*, siente*, "
+        "sentimiento*, moral, confianza, agotamiento, burnout, frustra*, descontent*, ansiedad, ansios*, "
+        "estrés, estresad*, emocion*, cultura, contratar, contratación, despido*, paciente*, familia*, padres, "
+        "hijos, hija*, hijo, alumnos, estudiantes, profesores, jefe*, relación, conflicto*, motivación, socio*, "
+        "plantilla, médicos, enfermer*, desarrolladores",
+        "fr": "équipe*, utilisateur*, client*, employé*, salarié*, personnel, collègue*, gens, personnes, "
+        "ressent*, sentiment*, moral, confiance, épuisement, burn-out, frustr*, mécontent*, anxi*, stress*, "
+        "émotion*, culture, recrut*, licenciement*, patient*, famille*, parents, enfant*, élèves, étudiants, "
+        "enseignants, professeurs, chef, manager*, relation*, conflit*, motivation, associé*, médecins, "
+        "infirmi*, développeurs",
+        "pt": "equipe*, equipa*, usuário*, utilizador*, cliente*, funcionário*, colaborador*, colega*, pessoas, "
+        "gente, sentir*, sente*, sentimento*, moral, confiança, esgotamento, burnout, frustra*, insatisf*, "
+        "ansiedade, ansios*, estresse, stress, emoç*, cultura, contratar, contratação, demiss*, paciente*, "
+        "família*, pais, filhos, filha*, filho, alunos, estudantes, professores, chefe*, gestor*, relação, "
+        "relacionamento*, conflito*, motivação, sócio*, médicos, enfermeir*, desenvolvedores",
+        "zh": "团队, 用户, 客户, 员工, 同事, 人员, 大家, 感受, 感觉, 情绪, 士气, 信任, 倦怠, 沮丧, 不满, 焦虑, 压力, "
+        "文化, 招聘, 裁员, 患者, 病人, 家人, 家庭, 父母, 孩子, 学生, 老师, 经理, 老板, 关系, 冲突, 利益相关, "
+        "股东, 合作伙伴, 人心, 医生, 护士, 工程师, 开发者",
+        "ja": "チーム, ユーザー, 顧客, お客様, 社員, 従業員, 同僚, メンバー, 人々, 気持ち, 感情, 士気, "
+        "モチベーション, 信頼, 燃え尽き, 不満, 不安, ストレス, 文化, 採用, 解雇, リストラ, 患者, 家族, 両親, "
+        "子供, 子ども, 学生, 生徒, 先生, 教師, 上司, 部下, 関係, 対立, 利害関係者, ステークホルダー, 株主, "
+        "パートナー, 医師, 看護師, エンジニア, 開発者",
+    },
+    "opportunity": {
+        "en": "benefit*, beneficial, opportunit*, upside*, gain*, advantage*, improv*, growth, payoff, "
+        "potential, leverage, saving*, faster, cheaper, best case, value, revenue, profit*, roi, efficien*, "
+        "win, wins, winning",
+        "de": "~vorteil*, nutzen, ~chance*, gelegenheit*, potenzial, ~wachstum*, verbesser*, einsparung*, "
+        "sparen, schneller, günstiger, billiger, gewinn*, umsatz, rendite, mehrwert, effizien*",
+        "es": "beneficio*, ventaja*, oportunidad*, potencial, crecimiento, mejora*, mejorar, ahorro*, ahorrar, "
+        "más rápido, más barato, ganancia*, ingresos, rentab*, eficien*, valor",
+        "fr": "bénéfice*, avantage*, opportunité*, potentiel, croissance, amélior*, économie*, gain*, "
+        "plus rapide, moins cher, rentab*, revenus, efficac*, valeur",
+        "pt": "benefício*, vantage*, oportunidade*, potencial, crescimento, melhora*, melhoria*, melhorar, "
+        "economia*, ganho*, mais rápido, mais barato, lucro*, receita, rentab*, eficiên*, valor",
+        "zh": "好处, 优点, 优势, 机会, 机遇, 潜力, 增长, 改进, 改善, 提升, 节省, 更快, 更便宜, 收益, 利润, 回报, 效率, "
+        "价值",
+        "ja": "メリット, 利点, 長所, 機会, チャンス, 潜在, 成長, 改善, 向上, 節約, 削減, 速く, 安く, 収益, 利益, "
+        "効果, 効率, 価値",
+    },
+    "facts": {
+        "en": "what is, what are, what was, what were, what's, what does, what do, how many, how much, how long, "
+        "how often, how do i, when did, when was, when is, when were, where is, where are, where was, who is, "
+        "who was, who are, which version, define, definition, number of, ^data, statistic*, measure*, fact*, "
+        "evidence, source*, benchmark*, percent*, look up, convert, default, syntax, command",
+        "de": "was ist, was sind, was war, was bedeutet, wie viele, wie viel, wie lange, wie oft, wann, wo ist, "
+        "wo sind, wer ist, wer war, welche version, definition, definier*, anzahl, daten, statistik*, "
+        "messung*, messwert*, fakten, beleg*, quelle*, prozent*, standardwert, befehl, syntax",
+        "es": "!qué es, !qué son, cuál es, cuáles son, cuántos, cuántas, cuánto, cuánta, !cuándo, !dónde, !quién, "
+        "!qué significa, !qué versión, definición, defin*, número de, datos, estadística*, medición, hechos, "
+        "evidencia*, fuente*, porcentaje*, comando, sintaxis",
+        "fr": "qu'est-ce que, qu'est-ce qu, c'est quoi, quel est, quelle est, quels sont, quelles sont, combien, "
+        "quand, !où est, !où sont, qui est, qui a, que signifie, que veut dire, quelle version, définition, "
+        "défini*, nombre de, données, statistique*, mesure*, faits, preuve*, source*, pourcentage*, commande, "
+        "syntaxe",
+        "pt": "o que é, o que são, qual é, quais são, quantos, quantas, quanto, quanta, quando foi, quando é, "
+        "onde fica, onde está, quem é, quem foi, o que significa, qual versão, definição, defin*, número de, "
+        "dados, estatística*, medição, fatos, factos, evidência*, fonte*, porcentage*, percentage*, comando, "
+        "sintaxe",
+        "zh": "是什么, 什么是, 多少, 几个, 多久, 多长, 何时, 什么时候, 哪里, 在哪, 谁是, 是谁, 定义, 数据, 统计, "
+        "测量, 事实, 证据, 来源, 百分比, 指什么, 什么意思, 哪一年, 哪个版本, 命令, 语法, 默认",
+        "ja": "とは何, とは？, とは?, は何, 何ですか, 何が, いくつ, いくら, どのくらい, どれくらい, 何人, 何年, "
+        "いつ, どこ, 誰, 定義, データ, 統計, 測定, 事実, 証拠, 出典, 割合, パーセント, 意味, 何時, コマンド, "
+        "構文, デフォルト",
+    },
+    "stakes": {
+        "en": "irreversible, shut down, shutting down, close down, wind down, bankrupt*, insolven*, legal, "
+        "regulator*, board, acquisition, acquire, merger, million*, billion*, life-threatening, death, "
+        "^die, dying, surgery, emergency, contract*, strategy, strategic, existential, entire, whole company, "
+        "permanent*, long-term, career, quit my job, resign, divorce, invest, investing, investment*, funding, "
+        "fundraising, ipo, expansion, relocat*, pricing, market, layoff*, reorganis*, reorganiz*, restructur*, "
+        "sell the, exit",
+        "de": "irreversibel, unumkehrbar, schließen, stilllegen, insolvenz, pleite, rechtlich*, ~gesetz*, "
+        "behörde*, aufsichtsrat, vorstand, übernahme, fusion, million*, milliard*, mio, mrd, lebensbedrohlich*, "
+        "tod, sterben, operation, notfall, vertrag*, strategie*, strategisch*, geschäft, ~geschäft*, "
+        "unternehmen, dauerhaft, langfristig*, karriere, kündigen, kündigung, investi*, finanzierung, "
+        "expansion, umzug, preis*, markt, ~markt*, umstrukturierung*, verkaufen, aufgeben",
+        "es": "irreversible, cerrar, cierre, quiebra, insolvencia, legal*, regulador*, junta directiva, consejo, "
+        "adquisición, fusión, millón, millones, mil millones, mortal, muerte, morir, cirugía, operación, "
+        "emergencia, urgencia*, contrato*, estrategia*, estratégic*, negocio*, empresa, permanente*, "
+        "largo plazo, carrera, renunciar, dimitir, divorcio, invert*, inversión, financiación, expansión, "
+        "mudanza, mudarnos, precio*, mercado*, reestructura*, vender, abandonar",
+        "fr": "irréversible*, fermer, fermeture, faillite, insolvabilité, juridique*, légal*, régulateur*, "
+        "conseil d'administration, acquisition, rachat, fusion, million*, milliard*, mortel*, décès, mort, "
+        "mourir, chirurgie, opération, urgence*, contrat*, stratégi*, entreprise, activité, permanent*, "
+        "long terme, carrière, démissionner, quitter mon emploi, divorce, invest*, financement, expansion, "
+        "déménag*, prix, tarif*, marché*, restructur*, vendre, abandonner",
+        "pt": "irreversível, fechar, encerrar, encerramento, falência, insolvência, jurídic*, legal*, "
+        "regulador*, conselho de administração, diretoria, aquisição, fusão, milhão, milhões, bilhão, "
+        "bilhões, mortal, morte, morrer, cirurgia, operação, emergência, urgência, contrato*, estratégi*, "
+        "negócio*, empresa, permanente*, longo prazo, carreira, pedir demissão, demitir-me, divórcio, "
+        "invest*, financiamento, expansão, preço*, mercado*, reestrutura*, vender, abandonar",
+        "zh": "不可逆, 关闭, 关停, 倒闭, 破产, 法律, 监管, 董事会, 收购, 并购, 合并, 百万, 千万, 亿, 致命, 死亡, "
+        "手术, 急诊, 紧急, 合同, 战略, 整个公司, 永久, 长期, 职业, 辞职, 离婚, 投资, 融资, 扩张, 搬迁, 定价, "
+        "市场, 重组, 出售, 放弃",
+        "ja": "不可逆, 閉鎖, 撤退, 倒産, 破産, 法的, 法律, 規制, 取締役会, 買収, 合併, 百万, 億, 致命, 死亡, 手術, "
+        "救急, 緊急, 契約, 戦略, 会社全体, 永続, 長期, キャリア, 退職, 辞め, 離婚, 投資, 資金調達, 拡大, 移転, "
+        "価格, 市場, 事業, 再編, 売却, 断念",
+    },
+}
+
+# Words that announce the parts of a multi-part thought (counted as structure).
+SEQUENCE_TERMS: dict[str, str] = {
+    "en": "first, firstly, second, secondly, third, thirdly, then, finally, lastly, additionally, moreover, "
+    "furthermore, on the other hand, meanwhile",
+    "de": "erstens, zweitens, drittens, zunächst, dann, schließlich, außerdem, darüber hinaus, zudem, ferner, "
+    "andererseits",
+    "es": "primero, segundo, tercero, en primer lugar, en segundo lugar, luego, después, finalmente, por último, "
+    "además, asimismo, por otro lado",
+    "fr": "premièrement, deuxièmement, troisièmement, d'abord, ensuite, puis, enfin, finalement, de plus, "
+    "en outre, par ailleurs, d'autre part",
+    "pt": "primeiro, segundo, terceiro, primeiramente, depois, então, finalmente, por fim, por último, "
+    "além disso, ademais, por outro lado",
+    "zh": "首先, 其次, 然后, 最后, 另外, 此外, 第一, 第二, 第三, 再者, 同时, 另一方面",
+    "ja": "まず, 次に, 最後に, さらに, 第一に, 第二に, 一つ目, 二つ目, 加えて, 一方で, その上",
+}
+
+# "A or B": a question offering options is a decision, whatever words carry it.
+OR_TERMS: dict[str, str] = {
+    "en": "or",
+    "de": "oder",
+    "es": "o, u",
+    "fr": "ou",
+    "pt": "ou",
+    "zh": "还是, 或者, 或是",
+    "ja": "それとも, または, あるいは, もしくは",
+}
+
+# Frequent short words that tell the Latin-script languages apart (the CJK ones are told apart by script).
+STOPWORDS: dict[str, str] = {
+    "en": "the and is are of to we it this that with for not should what how our be have on will can",
+    "de": "der die das und ist sind nicht wir ich ein eine zu mit für sollen oder auf den dem wie auch sich bei",
+    "es": "el los las y es son del una para con por nuestro nosotros debemos lo como pero más muy",
+    "fr": "le les et est sont ne pas des une pour avec nous notre il ce qui dans au sur plus cette mais",
+    "pt": "o os as e é são não nao do da uma com nosso nós devemos em na ao isso mas mais muito",
+}
