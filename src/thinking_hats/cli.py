@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -184,9 +185,13 @@ def _sessions(settings: Any, args: argparse.Namespace) -> int:
 
 def _settings_problem(exc: ValidationError) -> str:
     lines = ["invalid configuration:"]
+    from .config import Settings
+
     for err in exc.errors():
         name = "_".join(str(p) for p in err["loc"]).upper() or "settings"
-        lines.append(f"  {name}: {err['msg']}")
+        field = Settings.model_fields.get(name.lower())
+        allowed = re.search(r"\(([-\d.]+-[\d.]+)\)\.$", (field.description or "") if field else "")
+        lines.append(f"  {name}: {err['msg']}" + (f" (allowed: {allowed[1]})" if allowed else ""))
     return "\n".join(lines)
 
 
