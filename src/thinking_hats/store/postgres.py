@@ -82,10 +82,15 @@ def redacted(url: str) -> str:
 
 
 async def open_postgres(url: str) -> PostgresBackend:
-    import psycopg
-    import psycopg_pool
-
     location = redacted(url)
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError:
+        raise StoreError(
+            f"THINKING_STORE is {location}, but the PostgreSQL driver is not installed: "
+            "pip install 'thinking-hats[postgres]'"
+        ) from None
     pool = psycopg_pool.AsyncConnectionPool(
         url,
         min_size=1,
