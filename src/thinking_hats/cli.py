@@ -21,6 +21,8 @@ examples:
   thinking-hats                                  serve MCP over stdio (what MCP clients launch)
   thinking-hats serve --transport http --port 8000
   thinking-hats think "Should we split the monolith this quarter?"
+  thinking-hats route "Should we split the monolith this quarter?"
+  thinking-hats route --eval my-labels.jsonl
   thinking-hats doctor
   thinking-hats sessions list
   thinking-hats sessions export SESSION_ID --format md
@@ -55,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
     think.add_argument("--strategy", choices=["auto", "single", "double", "triple", "full", "none"])
     think.add_argument("--session", help="session id to record the thought in (default: a new one)")
     think.add_argument("--json", action="store_true", help="print the structured reply as JSON")
+
+    route = sub.add_parser("route", help="show how a thought is routed (score, factors, strategy, hats); no model call")
+    route.add_argument("thought", nargs="?", help="the thought to route")
+    route.add_argument("--eval", type=Path, metavar="FILE", help="agreement with a labelled JSONL file instead")
+    route.add_argument("--misses", action="store_true", help="with --eval: list every disagreement")
+    route.add_argument("--json", action="store_true", help="print JSON")
 
     sub.add_parser("doctor", help="show configuration (secrets masked), store health, prompts and provider reach")
 
@@ -125,6 +133,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if command == "sessions":
             return _sessions(settings, args)
+        if command == "route":
+            from .routing_eval import route_command
+
+            sys.stdout.write(route_command(settings, args.thought, args.eval, args.json, args.misses))
+            return 0
         if command == "doctor":
             from .doctor import run_doctor
 

@@ -156,6 +156,10 @@ class Settings(BaseSettings):
     thinking_thresholds: str = Field(
         default="25,45,65", description="Router scores at which double, triple and full begin."
     )
+    thinking_synthesis: Literal["model", "merge"] = Field(
+        default="model",
+        description="How double and triple combine their hats: model (one synthesis call) or merge (in code).",
+    )
     thinking_hat_timeout: float = Field(
         default=25, ge=0.1, le=600, allow_inf_nan=False, description="Seconds one hat may take (0.1-600)."
     )
