@@ -79,6 +79,10 @@ class Seen:
     prompt_tokens: int
     stream: bool = False
     completion_tokens: int = 0
+    # Of prompt_tokens: read from / written to a prompt cache. Each vendor reports them its own way: OpenAI
+    # inside prompt_tokens, Anthropic beside input_tokens (which then counts only the rest).
+    cached_tokens: int = 0
+    cache_creation_tokens: int = 0
     status: int = 200
     start: float = field(default_factory=time.monotonic)
     end: float = 0.0
@@ -372,9 +376,27 @@ def error_body(wire: Wire, status: int, message: str | None = None) -> dict[str,
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
-def _openai_usage(seen: Seen) -> dict[str, int]:
+def _openai_usage(seen: Seen) -> dict[str, Any]:
     total = seen.prompt_tokens + seen.completion_tokens
-    return {"prompt_tokens": seen.prompt_tokens, "completion_tokens": seen.completion_tokens, "total_tokens": total}
+    details: dict[str, int] = {"cached_tokens": seen.cached_tokens, "audio_tokens": 0}
+    if seen.cache_creation_tokens:  # OpenAI never sends it; gateways such as OpenRouter do
+        details["cache_write_tokens"] = seen.cache_creation_tokens
+    return {
+        "prompt_tokens": seen.prompt_tokens,
+        "completion_tokens": seen.completion_tokens,
+        "total_tokens": total,
+        "prompt_tokens_details": details,
+    }
+
+
+def _anthropic_usage(seen: Seen, output_tokens: int) -> dict[str, int]:
+    cached = seen.cached_tokens + seen.cache_creation_tokens
+    return {
+        "input_tokens": seen.prompt_tokens - cached,
+        "output_tokens": output_tokens,
+        "cache_read_input_tokens": seen.cached_tokens,
+        "cache_creation_input_tokens": seen.cache_creation_tokens,
+    }
 
 
 def openai_body(model: str, text: str, seen: Seen, n: int = 1) -> dict[str, Any]:
@@ -401,7 +423,7 @@ def anthropic_body(model: str, text: str, seen: Seen, n: int = 1) -> dict[str, A
         "content": [{"type": "text", "text": text}],
         "stop_reason": "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": seen.prompt_tokens, "output_tokens": seen.completion_tokens},
+        "usage": _anthropic_usage(seen, seen.completion_tokens),
     }
 
 
@@ -434,7 +456,7 @@ async def _openai_stream(model: str, text: str, seen: Seen, n: int, usage: bool)
 async def _anthropic_stream(model: str, text: str, seen: Seen, n: int) -> AsyncIterator[str]:
     """The event sequence of the Messages API: message_start ... message_stop."""
     message = anthropic_body(model, "", seen, n) | {"content": [], "stop_reason": None}
-    message["usage"] = {"input_tokens": seen.prompt_tokens, "output_tokens": 1}
+    message["usage"] = _anthropic_usage(seen, 1)
     yield _sse({"type": "message_start", "message": message}, "message_start")
     block = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
     yield _sse(block, "content_block_start")

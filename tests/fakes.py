@@ -82,6 +82,10 @@ class FakeLLM:
         self.peak = 0
         self._queues: dict[str, deque[Answer]] = defaultdict(deque)
         self._settings = settings
+        # Of each prompt's tokens, how many the fake reports as read from / written to a prompt cache (in each
+        # vendor's own way: OpenAI counts them inside prompt_tokens, Anthropic beside input_tokens).
+        self.cached_tokens = 0
+        self.cache_creation_tokens = 0
         # Default answer: a short analysis that says which role wrote it and about what.
         self.answer: Callable[[Seen], str] = lambda seen: f"[{seen.role}] analysis of: {seen.user[-60:]}"
         path = "/v1/messages" if wire == "anthropic" else "/chat/completions"
@@ -148,11 +152,15 @@ class FakeLLM:
 
     def reply(self, seen: Seen, text: str) -> httpx.Response:
         """A success in this fake's wire format (the same bodies the stub model server sends)."""
+        prompt_tokens = max(1, seen.prompt_chars // 4)
+        cached = min(self.cached_tokens, prompt_tokens)
         counted = stub_llm.Seen(
             role=seen.role,
             path="",
-            prompt_tokens=max(1, seen.prompt_chars // 4),
+            prompt_tokens=prompt_tokens,
             completion_tokens=max(1, len(text) // 4),
+            cached_tokens=cached,
+            cache_creation_tokens=min(self.cache_creation_tokens, prompt_tokens - cached),
         )
         body = stub_llm.anthropic_body if self.wire == "anthropic" else stub_llm.openai_body
         return httpx.Response(200, json=body(str(seen.body.get("model", "fake")), text, counted))

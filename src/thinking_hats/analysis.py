@@ -52,14 +52,18 @@ class Analysis(_Wire):
 
 class Usage(_Wire):
     llm_calls: int = 0
-    input_tokens: int = 0
+    input_tokens: int = Field(default=0, description="Every prompt token sent, whether the provider cached it or not.")
     output_tokens: int = 0
+    cached_input_tokens: int = Field(default=0, description="Of inputTokens: read from the provider's prompt cache.")
+    cache_creation_tokens: int = Field(default=0, description="Of inputTokens: written to the provider's prompt cache.")
 
     def add(self, other: Usage) -> Usage:
         return Usage(
             llm_calls=self.llm_calls + other.llm_calls,
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            cache_creation_tokens=self.cache_creation_tokens + other.cache_creation_tokens,
         )
 
 

@@ -15,15 +15,17 @@ from .config import Settings
 
 if TYPE_CHECKING:
     from .orchestrator import Orchestrator
+    from .prompts import Prompts
     from .providers import ResolvedProvider
 
 log = logging.getLogger("thinking_hats")
 
 
 class Augmentation:
-    def __init__(self, settings: Settings, provider: ResolvedProvider) -> None:
+    def __init__(self, settings: Settings, provider: ResolvedProvider, prompts: Prompts) -> None:
         self.settings = settings
         self.provider = provider
+        self.prompts = prompts
         self._thresholds = settings.router_thresholds()
         self._ready: asyncio.Task[Orchestrator] | None = None
 
@@ -36,9 +38,8 @@ class Augmentation:
         # Imports of agno and the SDKs are CPU-bound and slow; a thread keeps the loop answering meanwhile.
         def load() -> Orchestrator:
             from .orchestrator import Orchestrator
-            from .prompts import Prompts
 
-            return Orchestrator(self.settings, self.provider, Prompts.from_settings(self.settings))
+            return Orchestrator(self.settings, self.provider, self.prompts)
 
         return await asyncio.to_thread(load)
 
@@ -67,9 +68,15 @@ class Augmentation:
 
 
 def build_augmenter(settings: Settings) -> tuple[Augmentation | None, str | None]:
-    """(augmenter, None) when a provider is configured; (None, fix) when it is selected but misconfigured."""
+    """(augmenter, None) when a provider is configured; (None, fix) when it is selected but misconfigured.
+
+    Misconfigured means a provider that cannot work or a prompt that cannot render (an override using an
+    unknown `{{ variable }}`, say): either would fail every thought, so augmentation stays off, the thoughts are
+    recorded as in record-only mode, and the fix is shown at start-up and in each reply.
+    """
     if settings.llm_provider is None:
         return None, None
+    from .prompts import PromptError, Prompts
     from .providers import ProviderConfigError, resolve_provider
 
     try:
@@ -78,4 +85,8 @@ def build_augmenter(settings: Settings) -> tuple[Augmentation | None, str | None
         return None, str(exc)
     if provider is None:
         return None, None
-    return Augmentation(settings, provider), None
+    try:
+        prompts = Prompts.from_settings(settings).validate()
+    except PromptError as exc:
+        return None, str(exc)
+    return Augmentation(settings, provider, prompts), None

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
@@ -21,14 +21,28 @@ from tenacity.wait import wait_exponential_jitter
 from .analysis import Analysis, HatRun, Outcome, ProgressFn, Role, RunStatus, ThoughtContext, Usage
 from .config import Settings
 from .logs import route_agno_logs
-from .prompts import Prompts, thought_variables
-from .providers import Exchange, ResolvedProvider, agno_model, current_exchange, http_client, sdk_client
+from .prompts import Prompts, clip, thought_variables
+from .providers import (
+    Exchange,
+    ResolvedProvider,
+    Tokens,
+    agno_model,
+    current_exchange,
+    http_client,
+    response_byte_cap,
+    sdk_client,
+    token_counts,
+)
 from .router import Route
 
 log = logging.getLogger("thinking_hats")
 
 ROLES: tuple[Role, ...] = ("factual", "emotional", "critical", "optimistic", "creative", "synthesis")
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+# A retry after a quick failure (a 503, a refused connection) starts only with this much time left before the
+# deadline (or THINKING_HAT_TIMEOUT, if smaller): a hat answer takes seconds, and a retry cut off sooner only
+# adds a call. After a timeout, a retry needs a whole THINKING_HAT_TIMEOUT: the model already needed that long.
+RETRY_MIN_SECONDS = 5.0
 
 
 class CallFailed(Exception):
@@ -56,15 +70,15 @@ class CallResult:
     error: str | None = None
     http_status: int | None = None
     requests: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
+    tokens: Tokens = field(default_factory=Tokens)
+    cut_from: int | None = None  # the length of the model's text, when `text` keeps only THINKING_MAX_REPLY_CHARS
 
     def run(self) -> HatRun:
         return HatRun(
             hat=self.role,
             status=self.status,
             ms=self.ms,
-            tokens=self.input_tokens + self.output_tokens,
+            tokens=self.tokens.input + self.tokens.output,
             output=self.text,
             error=self.error,
         )
@@ -78,7 +92,7 @@ class Orchestrator:
         self.settings = settings
         self.provider = provider
         self.prompts = prompts
-        self._http = http_client(provider)
+        self._http = http_client(provider, response_byte_cap(settings.thinking_max_output_tokens))
         self._client = sdk_client(provider, self._http)
         self._agents: dict[Role, Any] = {}
         for role in ROLES:
@@ -134,11 +148,14 @@ class Orchestrator:
             else:
                 analysis.problems.append(self._problem(result) + "; the hat analyses are shown as they are")
         analysis.hats = [r.run() for r in results]
+        analysis.problems.extend(self._cut_problem(r) for r in results if r.cut_from is not None)
 
         usage = Usage(
             llm_calls=sum(r.requests for r in results),
-            input_tokens=sum(r.input_tokens for r in results),
-            output_tokens=sum(r.output_tokens for r in results),
+            input_tokens=sum(r.tokens.input for r in results),
+            output_tokens=sum(r.tokens.output for r in results),
+            cached_input_tokens=sum(r.tokens.cached_input for r in results),
+            cache_creation_tokens=sum(r.tokens.cache_creation for r in results),
         )
         failure = None if succeeded else self._failure(results)
         return Outcome(analysis=analysis, usage=usage, failure=failure)
@@ -151,7 +168,8 @@ class Orchestrator:
         attempts = 0
         try:
             retrying = AsyncRetrying(
-                stop=stop_after_attempt(self.settings.thinking_max_retries + 1) | _StopAtDeadline(deadline),
+                stop=stop_after_attempt(self.settings.thinking_max_retries + 1)
+                | _StopUnlessTimeToFinish(deadline, self.settings.thinking_hat_timeout),
                 wait=_wait_for_server(
                     wait_exponential_jitter(
                         multiplier=self.settings.thinking_retry_wait, max=8, jitter=self.settings.thinking_retry_wait
@@ -163,14 +181,19 @@ class Orchestrator:
             async for attempt in retrying:
                 with attempt:
                     attempts += 1
-                    text, tokens_in, tokens_out = await self._attempt(role, message, deadline, exchange)
+                    text, tokens = await self._attempt(role, message, deadline, exchange)
+            # What is kept, stored and passed on to the synthesis is bounded, whatever the model wrote.
+            limit = self.settings.thinking_max_reply_chars
+            kept = clip(text, limit)
             return CallResult(
-                role, "ok", _ms(started), text=text, requests=exchange.requests,
-                input_tokens=tokens_in, output_tokens=tokens_out,
+                role, "ok", _ms(started), text=kept, requests=exchange.requests, tokens=tokens,
+                cut_from=len(text) if kept != text else None,
             )  # fmt: skip
         except CallFailed as exc:
-            after = f" after {attempts} attempts" if attempts > 1 else ""
-            what, colon, fix = exc.reason.partition(": ")  # "500 from openai after 3 attempts: <the fix>"
+            # The whole time spent, over every attempt: "500 from openai; 3 attempts, 2.1 s in all: <the fix>".
+            spent = time.monotonic() - started
+            after = f"; {attempts} attempts, {spent:.1f} s in all" if attempts > 1 else ""
+            what, colon, fix = exc.reason.partition(": ")
             return CallResult(
                 role,
                 "timeout" if isinstance(exc, TimedOut) else "failed",
@@ -187,11 +210,12 @@ class Orchestrator:
         finally:
             current_exchange.reset(token)
 
-    async def _attempt(self, role: Role, message: str, deadline: float, exchange: Exchange) -> tuple[str, int, int]:
+    async def _attempt(self, role: Role, message: str, deadline: float, exchange: Exchange) -> tuple[str, Tokens]:
         from agno.run.base import RunStatus as AgnoStatus
 
         remaining = deadline - time.monotonic()
-        limit = min(self.settings.thinking_hat_timeout, remaining)
+        hat_timeout = self.settings.thinking_hat_timeout
+        limit = min(hat_timeout, remaining)
         if limit <= 0:
             raise CallFailed(f"not started: THINKING_DEADLINE ({self.settings.thinking_deadline:g} s) had passed")
         exchange.status, exchange.retry_after, exchange.transport_error = None, None, None
@@ -199,23 +223,27 @@ class Orchestrator:
             async with asyncio.timeout(limit):
                 out = await self._agents[role].arun(message)
         except TimeoutError:
-            which = "THINKING_HAT_TIMEOUT" if limit >= self.settings.thinking_hat_timeout else "THINKING_DEADLINE"
-            raise TimedOut(f"timed out after {limit:.1f} s ({which})") from None
+            # Name the setting that cut this attempt: its own timeout, or the thought's deadline coming first.
+            if limit >= hat_timeout:
+                raise TimedOut(f"timed out after {limit:.1f} s (THINKING_HAT_TIMEOUT={hat_timeout:g} s)") from None
+            deadline_s = self.settings.thinking_deadline
+            raise TimedOut(f"timed out after {limit:.1f} s: THINKING_DEADLINE ({deadline_s:g} s) was reached") from None
 
         if out.status == AgnoStatus.error:
             raise self._classify(exchange)
         text = out.content if isinstance(out.content, str) else None
         if not text or not text.strip():
             raise CallFailed(f"empty completion from {self.provider.name}", status=exchange.status)
-        metrics = out.metrics
-        return (
-            text.strip(),
-            int(getattr(metrics, "input_tokens", 0) or 0),
-            int(getattr(metrics, "output_tokens", 0) or 0),
-        )
+        return text.strip(), token_counts(self.provider.vendor.wire, out.metrics)
 
     def _classify(self, exchange: Exchange) -> CallFailed:
         name, status = self.provider.name, exchange.status
+        if exchange.oversize is not None:  # not retried: the same request would most likely run long again
+            return CallFailed(
+                f"reply from {name} over {exchange.oversize // 1024} KB, not read: the server ignored "
+                f"THINKING_MAX_OUTPUT_TOKENS ({self.settings.thinking_max_output_tokens}); check its output limit",
+                status=status,
+            )
         if status is None:
             if exchange.requests:
                 what = exchange.transport_error or "connection failed"
@@ -232,6 +260,11 @@ class Orchestrator:
         who = "synthesis" if result.role == "synthesis" else f"{result.role} hat"
         return f"{who} failed: {result.error}"
 
+    def _cut_problem(self, result: CallResult) -> str:
+        who = "synthesis" if result.role == "synthesis" else f"{result.role} hat's analysis"
+        limit = self.settings.thinking_max_reply_chars
+        return f"{who} cut from {result.cut_from:,} to {limit:,} characters (THINKING_MAX_REPLY_CHARS)"
+
     def _failure(self, results: list[CallResult]) -> str:
         # An authentication problem explains everything else; otherwise the first failure speaks for all.
         failed = [r for r in results if r.status != "ok"]
@@ -242,14 +275,20 @@ class Orchestrator:
         return f"{worst.error} ({roles})"
 
 
-class _StopAtDeadline(stop_base):
-    """Stop retrying when the next wait would end beyond the deadline."""
+class _StopUnlessTimeToFinish(stop_base):
+    """Stop retrying unless, after the wait, an attempt still has time to finish before the deadline.
 
-    def __init__(self, deadline: float) -> None:
-        self.deadline = deadline
+    After a timeout that means a whole THINKING_HAT_TIMEOUT (the model already took that long); after a quick
+    failure, RETRY_MIN_SECONDS (or the hat timeout, if smaller). A retry with less time only adds a call.
+    """
+
+    def __init__(self, deadline: float, hat_timeout: float) -> None:
+        self.deadline, self.hat_timeout = deadline, hat_timeout
 
     def __call__(self, retry_state: RetryCallState) -> bool:
-        return time.monotonic() + (retry_state.upcoming_sleep or 0) >= self.deadline
+        failed = retry_state.outcome.exception() if retry_state.outcome is not None else None
+        needed = self.hat_timeout if isinstance(failed, TimedOut) else min(self.hat_timeout, RETRY_MIN_SECONDS)
+        return time.monotonic() + (retry_state.upcoming_sleep or 0) + needed > self.deadline
 
 
 def _wait_for_server(backoff: Callable[[RetryCallState], float]) -> Callable[[RetryCallState], float]:

@@ -17,8 +17,13 @@ if TYPE_CHECKING:
     from .config import Settings
 
 DEFAULT_PACK = "default"
-# Every name the orchestrator renders: the hats' and the synthesizer's system prompts, the hats' user message.
-PROMPT_NAMES: tuple[str, ...] = (*HATS, "synthesis", "thought", "analyses")
+# Every name the orchestrator renders (the hats' and the synthesizer's system prompts, the hats' user message,
+# the synthesizer's user message) and the variables it passes each: a file may use these and no others.
+PROMPT_VARIABLES: dict[str, tuple[str, ...]] = dict.fromkeys((*HATS, "synthesis"), ()) | {
+    "thought": ("thought", "number", "total", "context"),
+    "analyses": ("thought_message", "analyses"),
+}
+PROMPT_NAMES: tuple[str, ...] = tuple(PROMPT_VARIABLES)
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -99,6 +104,35 @@ class Prompts:
     def variables(self, name: str) -> list[str]:
         """The placeholders `name` expects, in order of first use."""
         return list(dict.fromkeys(_PLACEHOLDER.findall(self.text(name))))
+
+    def problems(self) -> list[str]:
+        """What is wrong with each prompt the orchestrator renders, naming the file and the variable; [] if none.
+
+        A template that uses a variable it is never given would fail every thought; checked once, up front.
+        """
+        found: list[str] = []
+        for name, given in PROMPT_VARIABLES.items():
+            try:
+                unknown = [v for v in self.variables(name) if v not in given]
+                if unknown:
+                    names = ", ".join(f"{{{{ {v} }}}}" for v in unknown)
+                    offer = f"it is given only {', '.join(given)}" if given else "it is given none"
+                    found.append(
+                        f"prompt {name!r} ({self.source(name)}) uses unknown variable{'s' if len(unknown) > 1 else ''} "
+                        f"{names}: {offer}; remove or rename it"
+                    )
+                    continue
+                self.render(name, **dict.fromkeys(given, ""))
+            except PromptError as exc:
+                found.append(str(exc))
+        return found
+
+    def validate(self) -> Prompts:
+        """Self, when every prompt renders; else PromptError listing every problem."""
+        problems = self.problems()
+        if problems:
+            raise PromptError("; ".join(problems))
+        return self
 
     def render(self, name: str, **variables: object) -> str:
         """Substitute every `{{ var }}` in one pass (values are never re-expanded); extras are ignored."""

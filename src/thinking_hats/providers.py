@@ -13,6 +13,7 @@ import email.utils
 import importlib
 import socket
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -128,24 +129,31 @@ class ResolvedProvider:
     api_key: SecretStr = field(repr=False)
     timeout: float = 25.0
     key_given: bool = True  # False: a local server that needs none, and the SDKs get a placeholder
+    # The variable the key was read from (OPENAI_API_KEY, or LLM_API_KEY when only that is set), so messages
+    # name the one the user actually set; None when no key is set.
+    key_source: str | None = None
 
     @property
     def name(self) -> str:
         return self.vendor.name
 
+    @property
+    def key_variable(self) -> str:
+        """The variable to check after a 401: the one the key came from, else the vendor's own."""
+        return self.key_source or self.vendor.key_variable or "LLM_API_KEY"
+
     def describe(self) -> dict[str, str]:
-        key = self.vendor.key_variable
         return {
             "provider": f"{self.vendor.name} ({self.vendor.wire} wire format)",
             "endpoint": self.base_url,
             "hat model": self.model,
             "synthesis model": self.synthesis_model,
-            "key": f"{key} set (hidden)" if key and self.key_given else "none set (this provider needs none)",
+            "key": f"{self.key_variable} set (hidden)" if self.key_given else "none set (this provider needs none)",
         }
 
     def fix_for(self, status: int | None) -> str:
         """What the user should change after a failure with this HTTP status (None: no response at all)."""
-        key = self.vendor.key_variable or "LLM_API_KEY"
+        key = self.key_variable
         if status in (401, 403):
             return f"check {key}"
         if status == 404:
@@ -167,7 +175,7 @@ def resolve_provider(settings: Settings) -> ResolvedProvider | None:
     vendor = VENDORS.get(name)
     if vendor is None:
         raise ProviderConfigError(f"LLM_PROVIDER={name!r} is not a provider; set it to one of {', '.join(VENDORS)}")
-    key = _key(settings, vendor)
+    key, key_source = _key(settings, vendor)
     if vendor.key_required and not key:
         raise ProviderConfigError(
             f"LLM_PROVIDER={name} needs {vendor.key_variable}: set it to your {vendor.label} key "
@@ -199,17 +207,19 @@ def resolve_provider(settings: Settings) -> ResolvedProvider | None:
         api_key=SecretStr(key or "not-needed"),
         timeout=settings.thinking_hat_timeout,
         key_given=key is not None,
+        key_source=key_source,
     )
 
 
-def _key(settings: Settings, vendor: Vendor) -> str | None:
+def _key(settings: Settings, vendor: Vendor) -> tuple[str | None, str | None]:
+    """(the key, the variable it came from): the vendor's own variable first, then LLM_API_KEY."""
     for source in (vendor.key_setting, "llm_api_key"):
         if source is None:
             continue
         value = getattr(settings, source)
         if isinstance(value, SecretStr) and value.get_secret_value():
-            return value.get_secret_value()
-    return None
+            return value.get_secret_value(), source.upper()
+    return None, None
 
 
 # --- what the wire said ---------------------------------------------------------------------------------------
@@ -225,6 +235,7 @@ class Exchange:
     retry_after: float | None = None
     transport_error: str | None = None
     requests: int = 0
+    oversize: int | None = None  # the byte cap a response body went past (it was not read further)
 
 
 current_exchange: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar("exchange", default=None)
@@ -245,10 +256,55 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-class _RecordingTransport(httpx2.AsyncBaseTransport):
-    """Notes each response's status and Retry-After (or the transport error) on the running call's Exchange."""
+def response_byte_cap(max_output_tokens: int) -> int:
+    """The most bytes read of one model response.
 
-    def __init__(self) -> None:
+    A completion within THINKING_MAX_OUTPUT_TOKENS is a few KB of JSON; even a token of escaped non-Latin text
+    (`\\uXXXX` per character) stays well under 64 bytes, and 256 KiB covers the envelope and any reasoning
+    field. A larger body means the server ignored the output cap, and reading it would only cost memory and
+    time for text the reply then cuts (a 10 MB completion became a 30 MB reply and 60 MB in the store).
+    """
+    return 256 * 1024 + 64 * max_output_tokens
+
+
+class ResponseTooLarge(httpx2.ReadError):
+    """A response body went past the byte cap; a ReadError so the SDKs fail the call like any broken read."""
+
+
+class _CappedStream(httpx2.AsyncByteStream):
+    """A response body that stops (and says so on the Exchange) past `limit` bytes."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, declared: str | None, exchange: Exchange | None):
+        self.inner, self.limit, self.declared, self.exchange = inner, limit, declared, exchange
+
+    def _refuse(self) -> ResponseTooLarge:
+        if self.exchange is not None:
+            self.exchange.oversize = self.limit
+        return ResponseTooLarge(f"response body larger than {self.limit} bytes")
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self.declared is not None and self.declared.isdigit() and int(self.declared) > self.limit:
+            raise self._refuse()  # said so up front: not one byte is read
+        read = 0
+        async for chunk in self.inner:
+            read += len(chunk)
+            if read > self.limit:
+                raise self._refuse()
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _RecordingTransport(httpx2.AsyncBaseTransport):
+    """Notes each response's status and Retry-After (or the transport error) on the running call's Exchange.
+
+    With `max_response_bytes`, a body is read only up to that many bytes; past it the read fails with
+    `ResponseTooLarge` and the Exchange notes the cap, so the call fails with a message instead of a huge reply.
+    """
+
+    def __init__(self, max_response_bytes: int | None = None) -> None:
+        self.max_response_bytes = max_response_bytes
         self.inner = httpx2.AsyncHTTPTransport(
             limits=httpx2.Limits(max_connections=200, max_keepalive_connections=50),
             # Headers and body go out in separate writes; with Nagle on, the body waits for a delayed ACK (~40 ms).
@@ -259,6 +315,11 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
         exchange = current_exchange.get()
         if exchange is not None:
             exchange.requests += 1
+            exchange.oversize = None
+        if self.max_response_bytes is not None:
+            # The cap counts bytes on the wire: a compressed body could decode to far more than it allows.
+            # Replies are a few KB, so doing without compression costs next to nothing.
+            request.headers["accept-encoding"] = "identity"
         try:
             response = await self.inner.handle_async_request(request)
         except httpx2.TransportError as exc:
@@ -268,16 +329,19 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
         if exchange is not None:
             exchange.status, exchange.transport_error = response.status_code, None
             exchange.retry_after = parse_retry_after(response.headers.get("retry-after"))
+        if self.max_response_bytes is not None and isinstance(response.stream, httpx2.AsyncByteStream):
+            declared = response.headers.get("content-length")
+            response.stream = _CappedStream(response.stream, self.max_response_bytes, declared, exchange)
         return response
 
     async def aclose(self) -> None:
         await self.inner.aclose()
 
 
-def http_client(provider: ResolvedProvider) -> httpx2.AsyncClient:
+def http_client(provider: ResolvedProvider, max_response_bytes: int | None = None) -> httpx2.AsyncClient:
     """The one HTTP client a provider's calls share for the process lifetime (one TLS context, pooled sockets)."""
     timeout = httpx2.Timeout(provider.timeout, connect=min(10.0, provider.timeout))
-    return httpx2.AsyncClient(transport=_RecordingTransport(), timeout=timeout)
+    return httpx2.AsyncClient(transport=_RecordingTransport(max_response_bytes), timeout=timeout)
 
 
 def sdk_client(provider: ResolvedProvider, http: httpx2.AsyncClient) -> Any:
@@ -317,24 +381,89 @@ def agno_model(provider: ResolvedProvider, model_id: str, client: Any, max_token
     return model
 
 
+@dataclass(frozen=True)
+class Tokens:
+    """What one model call cost, the same on every wire format."""
+
+    input: int = 0  # the whole prompt, cached or not
+    output: int = 0
+    cached_input: int = 0  # of `input`: read from the provider's prompt cache
+    cache_creation: int = 0  # of `input`: written to the provider's prompt cache
+
+
+def token_counts(wire: Wire, metrics: Any) -> Tokens:
+    """Tokens from agno's run metrics, which keep each vendor's own meaning of "input"."""
+
+    def count(name: str) -> int:
+        return int(getattr(metrics, name, 0) or 0)
+
+    read, written = count("cache_read_tokens"), count("cache_write_tokens")
+    # Anthropic's input_tokens leaves out cache_read_input_tokens and cache_creation_input_tokens (llama.cpp's
+    # Anthropic endpoint reported 22 of a 187-token prompt as input, the rest as cached). OpenAI's prompt_tokens
+    # already includes prompt_tokens_details.cached_tokens: adding it there would count it twice.
+    whole = count("input_tokens") + (read + written if wire == "anthropic" else 0)
+    return Tokens(input=whole, output=count("output_tokens"), cached_input=read, cache_creation=written)
+
+
 async def check_reachability(provider: ResolvedProvider) -> tuple[bool, str]:
-    """One minimal request (list the models) to tell whether the endpoint and key work."""
+    """Whether the endpoint answers and takes the key, without paying for a completion.
+
+    First the models list. A server without one (404/405: some gateways, some local servers) gets a chat
+    request with an empty body instead: it is authenticated and then refused as invalid (400/422) before any
+    model runs, so it costs no tokens; whether LLM_MODEL exists is then left unchecked, and said so.
+    """
     http = http_client(provider)
+    secret = provider.api_key.get_secret_value()
+    headers = {"Authorization": f"Bearer {secret}"}
+    if provider.vendor.wire == "anthropic":
+        headers |= {"x-api-key": secret, "anthropic-version": "2023-06-01"}
+        models, chat = f"{provider.base_url}/v1/models", f"{provider.base_url}/v1/messages"
+    else:
+        models, chat = f"{provider.base_url}/models", f"{provider.base_url}/chat/completions"
     try:
-        headers = {"Authorization": f"Bearer {provider.api_key.get_secret_value()}"}
-        if provider.vendor.wire == "anthropic":
-            headers |= {"x-api-key": provider.api_key.get_secret_value(), "anthropic-version": "2023-06-01"}
-            url = f"{provider.base_url}/v1/models"
-        else:
-            url = f"{provider.base_url}/models"
         started = time.perf_counter()
         try:
-            response = await http.get(url, headers=headers, timeout=10.0)
+            # Only the status matters: the body (hundreds of KB at some gateways) is never read.
+            async with http.stream("GET", models, headers=headers, timeout=10.0) as response:
+                status = response.status_code
         except Exception as exc:  # any transport failure is the answer, not a crash
             return False, f"no response from {provider.base_url} ({type(exc).__name__}): {provider.fix_for(None)}"
         ms = (time.perf_counter() - started) * 1000
-        if response.status_code < 400:
-            return True, f"{response.status_code} from {url} in {ms:.0f} ms"
-        return False, f"{response.status_code} from {provider.name}: {provider.fix_for(response.status_code)}"
+        if status < 400:
+            return True, f"{status} from {models} in {ms:.0f} ms"
+        if status not in (404, 405):
+            return False, f"{status} from {models}: {_reach_fix(provider, status)}"
+
+        try:
+            async with http.stream("POST", chat, headers=headers, json={}, timeout=10.0) as response:
+                probe = response.status_code
+        except Exception as exc:
+            return False, (
+                f"{models} has no models list ({status}) and {chat} did not answer ({type(exc).__name__}): "
+                f"{provider.fix_for(None)}"
+            )
+        if probe in (401, 403):
+            return False, f"{probe} from {chat}: {_reach_fix(provider, probe)}"
+        if probe in (404, 405):
+            return False, (
+                f"neither {models} nor {chat} exists ({status}, {probe}): check LLM_BASE_URL ({provider.base_url})"
+            )
+        if probe >= 500:
+            return False, f"{probe} from {chat}: {_reach_fix(provider, probe)}"
+        return True, (
+            f"no models list at {models} ({status}); {chat} answered an empty request with {probe}, so the "
+            f"endpoint and key work; LLM_MODEL ({provider.model}) was not checked"
+        )
     finally:
         await http.aclose()
+
+
+def _reach_fix(provider: ResolvedProvider, status: int) -> str:
+    # Neither request names a model, so, unlike a failed completion, no failure here is the model's fault.
+    if status in (401, 403):
+        return f"the key was refused: check {provider.key_variable}"
+    if status == 429:
+        return "rate limited: wait and try again"
+    if status >= 500:
+        return "the provider is failing; try again later"
+    return f"check LLM_BASE_URL ({provider.base_url})"
