@@ -110,6 +110,7 @@ class Orchestrator:
         await self._http.aclose()
 
     async def analyse(self, ctx: ThoughtContext, route: Route, progress: ProgressFn | None) -> Outcome:
+        route = route.with_synthesis(self.settings.thinking_synthesis)  # merge: double/triple skip the synthesis
         started = time.monotonic()
         deadline = started + self.settings.thinking_deadline
         # The synthesis needs time of its own: the hats must be done before the deadline by that much.
@@ -135,8 +136,10 @@ class Orchestrator:
         succeeded = [r for r in results if r.status == "ok"]
         analysis.problems.extend(self._problem(r) for r in results if r.status != "ok")
 
-        if not route.synthesis:
-            analysis.synthesis = succeeded[0].text if succeeded else None
+        if not route.synthesis:  # one hat's output as it is, or merged in code under each hat's name
+            merged = len(route.hats) > 1
+            texts = [f"### {r.role} hat\n\n{r.text}" if merged else r.text for r in succeeded]
+            analysis.synthesis = "\n\n".join(t for t in texts if t) or None
         elif succeeded:
             analyses = "\n\n".join(f"### {r.role} hat\n\n{r.text}" for r in succeeded)
             synthesis_input = self.prompts.render("analyses", thought_message=message.strip(), analyses=analyses)
