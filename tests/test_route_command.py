@@ -1,0 +1,246 @@
+"""`thinking-hats route`: how a thought is routed, and a labelled file's agreement, through the CLI, no model call."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from thinking_hats.cli import main
+
+DECISION = (
+    "Should we migrate our payment service to microservices this quarter? First, the team is stretched and "
+    "morale is low; second, there is a real risk of outages; third, customers want faster releases."
+)
+
+
+@pytest.fixture(autouse=True)
+def _keep_root_logging() -> Iterator[None]:
+    """`main` installs its own stderr handler on the root logger; put pytest's back afterwards."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+@pytest.fixture(autouse=True)
+def _a_provider_is_configured(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With a provider set, any model call would be attempted (and refused by the offline guard): none may happen.
+    monkeypatch.setenv("LLM_PROVIDER", "openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-used")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def labelled(tmp_path: Path, *rows: dict[str, Any] | str) -> Path:
+    path = tmp_path / "labels.jsonl"
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_route_prints_the_score_factors_strategy_and_hats(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "route", DECISION)
+
+    assert code == 0 and err == ""
+    head, *rows = out.split("\n\n")[0:2]
+    points = {line.split()[0]: float(line.split()[1]) for line in rows[0].splitlines()}
+    assert {"length", "questions", "structure", "decision", "risk", "people"} <= set(points)
+    assert head == f"score {min(100, sum(points.values())):g}"
+    assert "should we" in out  # the detail says which words counted
+    assert "strategy full: 6 model calls in 2 rounds" in out
+    assert "hats factual, emotional, critical, optimistic, creative" in out
+
+
+def test_route_json_is_the_reply_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "route", "What is the capital of France?", "--json")
+
+    assert code == 0
+    routed = json.loads(out)
+    assert routed["strategy"] == "single" and routed["hats"] == ["factual"]
+    assert (routed["calls"], routed["rounds"], routed["synthesis"]) == (1, 1, "none")
+    assert routed["score"] == sum(f["points"] for f in routed["factors"])
+    assert {"name", "points", "detail"} == set(routed["factors"][0])
+
+
+def test_route_reads_other_languages(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "route", "我们应该关闭欧洲业务吗？", "--json")
+
+    routed = json.loads(out)
+    assert code == 0 and routed["strategy"] != "single"
+    assert {"critical", "optimistic"} <= set(routed["hats"])
+    assert any(f["name"] == "decision" and "应该" in f["detail"] for f in routed["factors"])
+
+
+def test_route_respects_thinking_thresholds(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thought = "Should we use Postgres or MongoDB for the analytics service?"
+    _, default, _ = run(capsys, "route", thought, "--json")
+    monkeypatch.setenv("THINKING_THRESHOLDS", "5,10,20")
+    _, eager, _ = run(capsys, "route", thought, "--json")
+
+    assert json.loads(default)["strategy"] == "double"
+    assert json.loads(eager)["strategy"] == "full"
+    assert json.loads(default)["score"] == json.loads(eager)["score"]
+
+
+def test_route_shows_the_merge_setting_in_the_call_count(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("THINKING_SYNTHESIS", "merge")
+    code, out, _ = run(capsys, "route", "Should we use Postgres or MongoDB for the analytics service?")
+
+    assert code == 0
+    assert "strategy double: 2 model calls in 1 round (merged in code)" in out
+
+
+def test_route_without_a_thought_or_file_says_how_to_call_it(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "route")
+    assert code == 2 and out == ""
+    assert 'thinking-hats route "..."' in err
+
+
+ROWS: list[dict[str, Any]] = [
+    {"id": "fact", "lang": "en", "thought": "What is the capital of France?", "accept": ["single"], "hat": "factual"},
+    {"id": "hard", "lang": "en", "thought": DECISION, "accept": ["triple", "full"]},
+    {"id": "de", "lang": "de", "thought": "Wie viele Bytes hat ein Kilobyte?", "accept": ["single"]},
+    # Labelled as needing all five: the router's double is below the label (under-routed), not above it.
+    {"id": "under", "lang": "de", "thought": "Sollen wir Postgres oder MongoDB nehmen?", "accept": ["full"]},
+    # A required hat the router does not choose: the strategy agrees, the hat does not.
+    {"id": "hat", "lang": "es", "thought": "¿Cuál es la capital de Francia?", "accept": ["single"], "hat": "creative"},
+    {"id": "over", "lang": "es", "thought": "¿Deberíamos cerrar el negocio en Europa?", "accept": ["single"]},
+]
+
+
+def test_eval_prints_agreement_per_language_the_over_routing_and_a_confusion_matrix(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = labelled(tmp_path, *ROWS)
+    code, out, err = run(capsys, "route", "--eval", str(path))
+
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert f"{path}: 6 labelled thoughts, THINKING_THRESHOLDS=25,45,65" == lines[0]
+    assert lines[3].split() == ["en", "2", "100.0%"]
+    assert lines[4].split() == ["de", "2", "50.0%"]
+    assert lines[5].split() == ["es", "2", "0.0%"]
+    assert lines[6].split() == ["overall", "6", "50.0%"]
+    assert "routed above the labels: 16.7%   below: 16.7%   required hat missing: 16.7%" in out
+    matrix = lines[lines.index("confusion (rows: cheapest acceptable strategy, columns: chosen)") + 1 :]
+    assert matrix[0].split() == ["single", "double", "triple", "full"]
+    assert matrix[1].split() == ["single", "3", "1", "0", "0"]  # fact, de, hat; over
+    assert matrix[3].split() == ["triple", "0", "0", "0", "1"]
+    assert matrix[4].split() == ["full", "0", "1", "0", "0"]
+
+
+def test_eval_lists_the_disagreements_on_request(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "route", "--eval", str(labelled(tmp_path, *ROWS)), "--misses")
+
+    assert code == 0
+    misses = out[out.index("disagreements:") :].splitlines()[1:]
+    assert [line.split()[0] for line in misses] == ["under", "hat", "over"]
+    assert "wrong hat: accept single with creative, chose single (factual)" in misses[1]
+
+
+def test_eval_json_carries_the_same_figures(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "route", "--eval", str(labelled(tmp_path, *ROWS)), "--json")
+
+    report = json.loads(out)
+    assert code == 0
+    assert report["agreement"] == 0.5 and report["overRouted"] == report["underRouted"] == 0.1667
+    assert report["languages"]["de"] == {"thoughts": 2, "agreement": 0.5}
+    assert report["confusion"]["full"]["double"] == 1
+    assert [m["id"] for m in report["misses"]] == ["under", "hat", "over"]
+
+
+def test_eval_of_a_users_file_with_revisions_branches_and_confidence(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rows = [
+        {
+            "id": "rev",
+            "thought": "Actually, choosing Redis for the job queue was wrong.",
+            "revises": "Use Redis for the queue.",
+            "thought_number": 3,
+            "accept": ["double", "triple"],
+            "hat": "critical",
+        },
+        {
+            "id": "crash",
+            "thought": "The cache probably explains the slowness.",
+            "confidence": 0.3,
+            "tool": "crash",
+            "accept": ["single", "double"],
+            "hat": "critical",
+        },
+    ]
+    code, out, _ = run(capsys, "route", "--eval", str(labelled(tmp_path, *rows)), "--json")
+
+    assert code == 0 and json.loads(out)["agreement"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("{not json", "labels.jsonl:2: not valid JSON"),
+        ('["a list"]', "labels.jsonl:2: expected a JSON object, got list"),
+        ('{"id": "x", "thought": "Hi"}', "labels.jsonl:2: field 'accept' must list 1 or 2 strategies, got None"),
+        ('{"id": "x", "accept": ["single"]}', "labels.jsonl:2: field 'thought' is missing or empty"),
+        (
+            '{"id": "x", "thought": "Hi", "accept": ["single", "triple"]}',
+            "labels.jsonl:2: field 'accept' must name adjacent strategies",
+        ),
+        ('{"id": "x", "thought": "Hi", "accept": ["quick"]}', "labels.jsonl:2: field 'accept' names 'quick'"),
+        ('{"id": "x", "thought": "Hi", "accept": ["single"], "hat": "blue"}', "labels.jsonl:2: field 'hat' names"),
+        (
+            '{"id": "x", "thought": "Hi", "accept": ["single"], "confidence": 2}',
+            "labels.jsonl:2: field 'confidence' must be a number from 0 to 1, got 2",
+        ),
+        (
+            '{"id": "x", "thought": "Hi", "accept": ["single"], "thought_number": 0}',
+            "labels.jsonl:2: field 'thought_number' must be a whole number from 1, got 0",
+        ),
+        ('{"id": "fact", "thought": "Hi", "accept": ["single"]}', "labels.jsonl:2: field 'id' repeats 'fact'"),
+    ],
+    ids=["json", "not-object", "no-accept", "no-thought", "far-apart", "unknown", "hat", "confidence", "number", "dup"],
+)
+def test_a_malformed_row_is_named_by_line_and_field_with_a_non_zero_exit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, line: str, expected: str
+) -> None:
+    code, out, err = run(capsys, "route", "--eval", str(labelled(tmp_path, ROWS[0], line)))
+
+    assert code == 2 and out == ""
+    assert err.startswith("thinking-hats: ") and expected in err
+
+
+def test_a_missing_or_empty_file_is_reported(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "route", "--eval", str(tmp_path / "nowhere.jsonl"))
+    assert code == 2 and "cannot read" in err and "nowhere.jsonl" in err
+
+    (tmp_path / "empty.jsonl").write_text("\n\n", encoding="utf-8")
+    code, _, err = run(capsys, "route", "--eval", str(tmp_path / "empty.jsonl"))
+    assert code == 2 and "has no labelled thoughts" in err
+
+
+def test_the_installed_command_routes_without_a_provider_call(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "thinking_hats", "route", "--json", "Should we shut down the European business?"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["strategy"] in ("double", "triple")
