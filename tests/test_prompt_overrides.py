@@ -8,11 +8,12 @@ import pytest
 from mcp import Client
 
 from fakes import FakeLLM
+from thinking_hats.analysis import ThoughtContext
 from thinking_hats.augmenter import build_augmenter
 from thinking_hats.cli import main
 from thinking_hats.config import Settings
 from thinking_hats.doctor import run_doctor
-from thinking_hats.prompts import Prompts
+from thinking_hats.prompts import PROMPT_VARIABLES, Prompts, thought_variables
 from thinking_hats.server import build_server
 
 
@@ -112,3 +113,8 @@ def test_think_says_why_augmentation_is_off_instead_of_a_traceback(
     assert "Thought 1/1 recorded" in out and "Augmentation is off" in out  # recorded, as in record-only mode
     assert "model augmentation is off" in err and "{{ reader }}" in err and "Traceback" not in err
     assert openai_llm.history == []
+
+
+def test_the_check_allows_exactly_the_variables_the_orchestrator_passes() -> None:
+    # If thought_variables() gains a variable, the check must allow it, or a valid override would be refused.
+    assert set(PROMPT_VARIABLES["thought"]) == set(thought_variables(ThoughtContext("t", 1, 1)))
