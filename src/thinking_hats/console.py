@@ -2,66 +2,110 @@
 
 from __future__ import annotations
 
-import json
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from .analysis import Outcome, ProgressFn, ThoughtContext
 from .augmenter import build_augmenter
 from .config import Settings
 from .store import LOCAL, Caller, open_store
-from .thoughts import Thinking, ThoughtInput
+from .terminal import json_text, printable
+from .thoughts import Augmenter, Thinking, ThoughtInput
 from .trace import Trace
+
+if TYPE_CHECKING:
+    from .router import Route
+
+
+class _Announced:
+    """The augmenter, showing the route (strategy, score, hats) before the first model call: the router is
+    local and instant, the hats take seconds, and until the first one finishes there is nothing else to see."""
+
+    def __init__(self, inner: Augmenter, settings: Settings, show: Callable[[Route], None]) -> None:
+        self.inner = inner
+        self.settings = settings
+        self.show = show
+
+    async def analyse(self, ctx: ThoughtContext, strategy: str, progress: ProgressFn | None) -> Outcome:
+        from .router import route
+
+        # The same route the augmenter takes (deterministic, microseconds), as the orchestrator will run it.
+        chosen = route(ctx, self.settings.router_thresholds(), strategy)
+        self.show(chosen.with_synthesis(self.settings.thinking_synthesis))
+        return await self.inner.analyse(ctx, strategy, progress)
+
+
+def describe(chosen: Route) -> str:
+    hats = ", ".join(chosen.hats)
+    then = " + synthesis" if chosen.synthesis else (" merged" if len(chosen.hats) > 1 else "")
+    count = f"{len(chosen.hats)} hat{'s' if len(chosen.hats) != 1 else ''}{then}"
+    return f"{chosen.strategy} (score {chosen.score:g}): {count}: {hats}"
 
 
 async def think(settings: Settings, thought: str, strategy: str | None, session: str | None, as_json: bool) -> int:
     from rich.console import Console
     from rich.live import Live
+    from rich.markup import escape
     from rich.spinner import Spinner
     from rich.table import Table
+    from rich.text import Text
 
     err = Console(stderr=True)
     store = await open_store(settings.postgres_url(), settings.database_path())
     augmenter, problem = build_augmenter(settings)
-    if problem:
-        err.print(f"[yellow]model augmentation is off:[/] {problem}")
+    state: dict[str, int | bool] = {"total": 0, "over": False}
+    finished: list[str] = []
+    live: Live | None = None
+
+    def show(chosen: Route) -> None:
+        state["total"] = chosen.calls
+        if live is not None:
+            live.console.print(Text(describe(chosen), style="bold"))
+            live.update(view())
+
     thinking = Thinking(
         settings,
         store,
         Trace(settings.model_copy(update={"disable_thought_logging": True})),
-        augmenter,
+        _Announced(augmenter, settings, show) if augmenter is not None else None,
         problem,
     )
-    finished: list[str] = []
-    state = {"total": 0, "over": False}
 
     def view() -> Table:
         table = Table.grid(padding=(0, 1))
         for line in finished:
             mark = "[green]✓[/]" if " done " in line else "[red]✗[/]"
-            table.add_row(mark, line)
+            table.add_row(mark, Text(line))
         if not state["over"]:
             remaining = int(state["total"]) - len(finished)
             table.add_row(Spinner("dots"), f"thinking… {remaining} to go" if remaining > 0 else "thinking…")
         return table
 
     try:
+        # Everything that can be refused is refused before the spinner starts, so an error stands on its own line.
+        # In a named session the thought continues the chain; otherwise it starts a new one.
+        inp = ThoughtInput(
+            thought=thought,
+            thought_number=1,
+            total_thoughts=1,
+            next_thought_needed=False,
+            session_id=session,
+            strategy=strategy,
+        )
+        thinking.check(inp)
+        last = (await store.read(LOCAL, "sequentialthinking", session)).last if session else None
+        if last is not None:
+            inp = inp.model_copy(update={"thought_number": last.number + 1, "total_thoughts": last.number + 1})
+        if problem:
+            err.print(f"[yellow]model augmentation is off:[/] {escape(printable(problem))}")
         with Live(view(), console=err, refresh_per_second=12, transient=False) as live:
 
             async def progress(done: int, total: int, message: str) -> None:
                 state["total"] = total
-                finished.append(f"[{done}/{total}] {message}")
+                finished.append(printable(f"[{done}/{total}] {message}", newlines=False))
                 live.update(view())
 
-            # In a named session the thought continues the chain; otherwise it starts a new one.
-            last = (await store.read(LOCAL, "sequentialthinking", session)).last if session else None
-            number = last.number + 1 if last is not None else 1
-            inp = ThoughtInput(
-                thought=thought,
-                thought_number=number,
-                total_thoughts=number,
-                next_thought_needed=False,
-                session_id=session,
-                strategy=strategy,
-            )
             result = await thinking.think(inp, Caller(LOCAL, "cli"), progress=progress)
             state["over"] = True
             live.update(view())
@@ -70,7 +114,7 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
             await augmenter.aclose()
         await store.close()
     if as_json:
-        sys.stdout.write(json.dumps(result.reply.model_dump(mode="json"), indent=2) + "\n")
+        sys.stdout.write(json_text(result.reply.model_dump(mode="json"), indent=2) + "\n")
     else:
-        sys.stdout.write(result.markdown + "\n")
+        sys.stdout.write(printable(result.markdown) + "\n")
     return 1 if result.is_error else 0
