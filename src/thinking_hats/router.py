@@ -140,7 +140,7 @@ _PASTED_LINE = re.compile(
     r"|(?: {4,}|\t+)(?![-*•]|\d{1,2}[.)])\S"  # indented code
     r"|[ \t]*(?:def |class |import |from \S+ import|return\b|function\b|const |let |var |public |private |"
     r"#include|package |SELECT |INSERT |UPDATE |DELETE |CREATE |\$ |>>> |[{}\[\]<])"  # code, shell
-    r"|[^\n]{0,300}[;{}][ \t]*(?=\n|\Z)"  # a statement or block ending (long lines are prose)
+    r"|[^\n]{0,300}[{}][ \t]*(?=\n|\Z)|[^\n]{0,200}[=(][^\n]{0,200};[ \t]*(?=\n|\Z)"  # block, statement end
     r"|[ \t]*\|[^\n]*\|[ \t]*(?=\n|\Z)"  # table row
     r"|[^\n]{0,80}?[!-~]{60}"  # a token too long for prose: base64, minified code, a long URL
     r"|[!-+\--~]*(?:,[!-+\--~]*){3,}[ \t]*(?=\n|\Z)"  # CSV row
@@ -319,8 +319,9 @@ def _plural(n: int, word: str) -> str:
 
 def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
     text = ctx.thought
-    if len(text) > _READ:
-        text = text[:_READ_HEAD] + "\n\n" + text[_READ_HEAD - _READ :]
+    if len(text) > _READ:  # cut at line ends, so that a pasted line is not taken for prose by losing its start
+        start, end = text[:_READ_HEAD], text[_READ_HEAD - _READ :]
+        text = start[: start.rfind("\n") + 1 or None] + "\n" + end[end.find("\n") + 1 :]
     prose, pasted, listed = _prose(text)
     lang = _language(prose[:1000].lower())
     cjk = lang in _CJK_WORDS_PER_CHAR
