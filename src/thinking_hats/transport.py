@@ -84,23 +84,35 @@ class Principals:
 
 
 class Gate:
-    """ASGI middleware in front of the MCP app: health checks, authentication, and the legacy session table.
+    """ASGI middleware in front of the MCP app: health checks, authentication, and legacy (stateful) sessions.
 
-    It decides who a request is (the principal, from the bearer token) and which connection it belongs to (the
-    legacy session id, which the SDK then verifies belongs to the same principal), and puts both on the ASGI
-    scope; no client header can choose either. Legacy (stateful) sessions are bounded per principal: the least
-    recently used is closed to make room, so a flood of `initialize` requests cannot lock anyone else out.
+    It decides who a request is (the principal, from the bearer token) and which connection it belongs to, and
+    puts both on the ASGI scope; no client header can choose either. A legacy session id is handed out signed
+    (HMAC keyed by the principal's token, or by a secret of this server for the local principal), so a client can
+    only present an id issued to its own principal. The process that opened a legacy session serves it; any other
+    worker or replica (the session's process restarted, or a load balancer sent the request elsewhere) answers it
+    statelessly: the thinking state is in the store, so the client does not notice. Legacy sessions are bounded per
+    principal: the least recently used is closed to make room, so a flood of `initialize` requests cannot lock
+    anyone else out.
     """
 
-    def __init__(self, app: Any, principals: Principals, settings: Settings, health: Any) -> None:
+    def __init__(
+        self, app: Any, fallback: Any, principals: Principals, settings: Settings, health: Any, secret: bytes
+    ) -> None:
         self.app = app
+        self.fallback = fallback  # the same server, stateless: for legacy sessions this process did not open
         self.principals = principals
+        self.keys = {name: token for token, name in principals.by_token.items()} | {LOCAL: secret}
         self.limit = settings.thinking_http_session_limit
         self.idle = settings.thinking_http_idle_timeout
         self.health = health
         self._sessions: dict[str, OrderedDict[str, float]] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            async with self.fallback.router.lifespan_context(self.fallback):
+                await self.app(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -122,32 +134,59 @@ class Gate:
         scope[PRINCIPAL_KEY] = principal
         # The SDK binds each legacy session to the user that opened it and answers 404 to any other.
         scope["user"] = AuthenticatedUser(AccessToken(token="-", client_id=principal, scopes=[]))
+        receive = _deadline(receive, self.idle)
         version = headers.get(b"mcp-protocol-version", b"").decode("latin-1") or None
-        session = headers.get(b"mcp-session-id", b"").decode("latin-1") or None
-        legacy = version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
-        if legacy and session is not None:
+        presented = headers.get(b"mcp-session-id", b"").decode("latin-1") or None
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            await self.app(scope, receive, send)  # the stateless revision: no connection at all
+            return
+        if presented is not None:
+            session = self._verify(principal, presented)
+            if session is None:
+                await _json(send, 404, {"jsonrpc": "2.0", "id": None,
+                                        "error": {"code": -32600, "message": "Session not found"}})  # fmt: skip
+                return
             scope[CONNECTION_KEY] = f"http:{session}"
             table = self._sessions.get(principal)
             if table is not None and session in table:
                 table[session] = time.monotonic()
                 table.move_to_end(session)
-        receive = _deadline(receive, self.idle)
-        if not legacy or session is not None or scope.get("method") != "POST":
-            await self.app(scope, receive, send)
+                scope["headers"] = _with_session(scope["headers"], session)
+                await self.app(scope, receive, self._signing(send, principal))
+            else:
+                scope["headers"] = _with_session(scope["headers"], None)
+                await self.fallback(scope, receive, send)
             return
-
         opened: list[str] = []
-
-        async def watch(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                for name, value in message.get("headers") or []:
-                    if name.lower() == b"mcp-session-id":
-                        opened.append(value.decode("latin-1"))
-            await send(message)
-
-        await self.app(scope, receive, watch)
+        await self.app(scope, receive, self._signing(send, principal, opened))
         if opened:
             await self._admit(principal, opened[0], scope)
+
+    def _sign(self, principal: str, session: str) -> str:
+        digest = hmac.new(self.keys[principal], f"{principal}\0{session}".encode(), "sha256").hexdigest()
+        return f"{session}.{digest[:32]}"
+
+    def _verify(self, principal: str, presented: str) -> str | None:
+        session, _, _ = presented.rpartition(".")
+        return session if session and hmac.compare_digest(self._sign(principal, session), presented) else None
+
+    def _signing(self, send: Any, principal: str, opened: list[str] | None = None) -> Any:
+        """`send`, with the session id of the response replaced by its signed form."""
+
+        async def signed(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = []
+                for name, value in message.get("headers") or []:
+                    if name.lower() == b"mcp-session-id":
+                        session = value.decode("latin-1")
+                        if opened is not None:
+                            opened.append(session)
+                        value = self._sign(principal, session).encode("latin-1")
+                    headers.append((name, value))
+                message = message | {"headers": headers}
+            await send(message)
+
+        return signed
 
     async def _admit(self, principal: str, session: str, scope: dict[str, Any]) -> None:
         table = self._sessions.setdefault(principal, OrderedDict())
@@ -187,6 +226,11 @@ UNAUTHORIZED = (
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
+def _with_session(headers: list[tuple[bytes, bytes]], session: str | None) -> list[tuple[bytes, bytes]]:
+    kept = [(k, v) for k, v in headers if k.lower() != b"mcp-session-id"]
+    return kept if session is None else [*kept, (b"mcp-session-id", session.encode("latin-1"))]
+
+
 def _deadline(receive: Any, seconds: float) -> Any:
     """A request body that has not arrived within `seconds` ends the request (a half-sent request holds nothing)."""
 
@@ -206,7 +250,7 @@ async def _json(send: Any, status: int, body: object, extra: list[tuple[bytes, b
     await send({"type": "http.response.body", "body": data})
 
 
-def http_app(settings: Settings, host: str) -> Any:
+def http_app(settings: Settings, host: str, secret: bytes | None = None) -> Any:
     """The ASGI app for `serve --transport http`, with the host and token rules applied."""
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -229,14 +273,18 @@ def http_app(settings: Settings, host: str) -> Any:
             allowed_origins=[o for h in names for o in (f"http://{h}", f"http://{h}:*", f"https://{h}:*")],
         )
     server = build_server(settings)
+    common: dict[str, Any] = {
+        "host": host,
+        "transport_security": security,
+        "max_request_body_size": settings.thinking_http_max_body,
+    }
+    fallback = server.streamable_http_app(stateless_http=True, **common)
     app = server.streamable_http_app(
-        host=host,
-        transport_security=security,
-        max_request_body_size=settings.thinking_http_max_body,
         session_idle_timeout=settings.thinking_http_idle_timeout,
         max_sessions=None,  # bounded per principal by the Gate instead, so one principal cannot fill it
+        **common,
     )
-    return Gate(app, principals, settings, server.health)
+    return Gate(app, fallback, principals, settings, server.health, secret or os.urandom(32))
 
 
 def check_store(settings: Settings) -> None:
@@ -266,10 +314,12 @@ def serve_http(settings: Settings, host: str, port: int, workers: int = 1) -> No
     shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
     plural = f" ({workers} workers)" if workers > 1 else ""
     print(f"thinking-hats: streamable HTTP on http://{shown}:{bound}/mcp{plural}", file=sys.stderr, flush=True)
+    # Signs the local principal's legacy session ids; shared by the workers so each can verify the others'.
+    secret = os.urandom(32)
     if workers == 1:
-        _serve(settings, host, sock)
+        _serve(settings, host, sock, secret)
     else:
-        _supervise(settings, host, sock, workers)
+        _supervise(settings, host, sock, workers, secret)
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -288,13 +338,13 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _serve(settings: Settings, host: str, sock: socket.socket) -> None:
+def _serve(settings: Settings, host: str, sock: socket.socket, secret: bytes) -> None:
     """One process serving the socket. On SIGTERM uvicorn stops accepting and lets requests in flight finish;
     a thought is bounded by THINKING_DEADLINE, so after that (plus a margin) what is left is cancelled."""
     import uvicorn
 
     config = uvicorn.Config(
-        http_app(settings, host),
+        http_app(settings, host, secret),
         log_level=settings.thinking_log_level.lower(),
         access_log=False,
         timeout_graceful_shutdown=int(settings.thinking_deadline) + 5,
@@ -303,17 +353,17 @@ def _serve(settings: Settings, host: str, sock: socket.socket) -> None:
     uvicorn.Server(config).run(sockets=[sock])
 
 
-def _worker(host: str, sock: socket.socket) -> None:
+def _worker(host: str, sock: socket.socket, secret: bytes) -> None:
     """A worker process (spawned): its own Settings from the same environment, its own event loop and store."""
     from .config import Settings
     from .logs import setup_logging
 
     settings = Settings()
     setup_logging(settings)
-    _serve(settings, host, sock)
+    _serve(settings, host, sock, secret)
 
 
-def _supervise(settings: Settings, host: str, sock: socket.socket, workers: int) -> None:
+def _supervise(settings: Settings, host: str, sock: socket.socket, workers: int, secret: bytes) -> None:
     """Start the workers, restart one that dies, and on SIGTERM/SIGINT pass the signal on and wait for them."""
     import logging
     import multiprocessing
@@ -325,7 +375,7 @@ def _supervise(settings: Settings, host: str, sock: socket.socket, workers: int)
     stopping = False
 
     def start(index: int) -> Any:
-        process = spawn.Process(target=_worker, args=(host, sock), name=f"thinking-hats-worker-{index}")
+        process = spawn.Process(target=_worker, args=(host, sock, secret), name=f"thinking-hats-worker-{index}")
         process.start()
         return process
 
