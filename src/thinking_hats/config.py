@@ -38,7 +38,7 @@ class Settings(BaseSettings):
         description="Open legacy HTTP sessions per principal; the least recently used closes first (1-100000).",
     )
     thinking_http_idle_timeout: float = Field(
-        default=600,
+        default=120,
         ge=1,
         le=86_400,
         allow_inf_nan=False,

@@ -349,8 +349,30 @@ def _serve(settings: Settings, host: str, sock: socket.socket, secret: bytes) ->
         access_log=False,
         timeout_graceful_shutdown=int(settings.thinking_deadline) + 5,
         timeout_keep_alive=5,
+        http=_h11_with_header_timeout(settings.thinking_http_idle_timeout),
     )
     uvicorn.Server(config).run(sockets=[sock])
+
+
+def _h11_with_header_timeout(seconds: float) -> type:
+    """uvicorn's h11 protocol, closing a connection whose first request's headers have not arrived in `seconds`.
+
+    uvicorn times out idle keep-alive connections but not a connection that never finishes its headers, so
+    without this a client trickling bytes holds a socket and its buffers forever. (The body has its own deadline
+    in the Gate.)
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Protocol(H11Protocol):
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self.loop.call_later(seconds, self._headers_overdue)
+
+        def _headers_overdue(self) -> None:
+            if self.cycle is None and not self.transport.is_closing():
+                self.transport.close()
+
+    return Protocol
 
 
 def _worker(host: str, sock: socket.socket, secret: bytes) -> None:
