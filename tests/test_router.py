@@ -9,6 +9,7 @@ import pytest
 from thinking_hats.analysis import HATS, Complexity, ThoughtContext
 from thinking_hats.config import load_settings
 from thinking_hats.router import STRATEGIES, Route, route
+from thinking_hats.router_terms import LANGUAGES, LETTERS, OR_TERMS, SEQUENCE_TERMS, SIGNAL_TERMS, STOPWORDS
 
 DEFAULT = (25, 45, 65)
 
@@ -330,3 +331,211 @@ def test_a_route_is_an_immutable_value() -> None:
     assert isinstance(chosen, Route)
     with pytest.raises(AttributeError):
         chosen.strategy = "full"  # type: ignore[misc]
+
+
+# --- any language ---------------------------------------------------------------------------------------------
+
+FACT_QUESTIONS = {
+    "de": "Was ist die Hauptstadt von Frankreich?",
+    "es": "¿Cuál es la capital de Francia?",
+    "fr": "Quelle est la capitale de la France ?",
+    "pt": "Qual é a capital da França?",
+    "zh": "法国的首都是哪里？",
+    "ja": "フランスの首都はどこですか？",
+}
+HARD_DECISIONS = {
+    "de": (
+        "Sollen wir unsere Zahlungsplattform dieses Quartal auf Microservices umstellen? Erstens ist das Team "
+        "überlastet und die Stimmung schlecht; zweitens besteht ein echtes Ausfallrisiko und Sicherheitsrisiken "
+        "bei der Umstellung; drittens wünschen sich Kunden schnellere Releases. Welche Optionen haben wir?"
+    ),
+    "es": (
+        "¿Deberíamos migrar el servicio de pagos a microservicios este trimestre? Primero, el equipo está "
+        "saturado y la moral es baja; segundo, hay un riesgo real de caídas y fallos de seguridad durante el "
+        "cambio; además, los clientes piden entregas más rápidas. ¿Qué opciones tenemos?"
+    ),
+    "fr": (
+        "Devrions-nous migrer le service de paiement vers des microservices ce trimestre ? D'abord, l'équipe "
+        "est débordée et le moral est bas ; ensuite, il y a un vrai risque de pannes et de failles de sécurité "
+        "pendant la bascule ; enfin, les clients réclament des livraisons plus rapides. Quelles options avons-nous ?"
+    ),
+    "pt": (
+        "Devemos migrar o serviço de pagamentos para microsserviços neste trimestre? Primeiro, a equipe está "
+        "sobrecarregada e a moral está baixa; segundo, há um risco real de quedas e falhas de segurança durante a "
+        "migração; além disso, os clientes pedem entregas mais rápidas. Quais são as nossas opções?"
+    ),
+    "zh": (
+        "我们是否应该在本季度将支付服务从单体迁移到微服务？首先，团队已经超负荷，士气低落；其次，切换期间存在宕机和"
+        "安全回归的真实风险；第三，客户一直要求更快的发布。我们有哪些选择，与维持现状相比的利弊是什么？"
+    ),
+    "ja": (
+        "決済サービスを今四半期にモノリスからマイクロサービスへ移行すべきでしょうか？まず、チームはすでに手一杯で"
+        "士気も低い。次に、切り替え中の障害やセキュリティ上のリスクがある。最後に、顧客はより速いリリースを求めている。"
+        "選択肢とトレードオフは何でしょうか？"
+    ),
+}
+EITHER_OR = {
+    "en": "Should we use Postgres or MongoDB for the analytics service?",
+    "de": "Nehmen wir Postgres oder MongoDB für den Analysedienst?",
+    "es": "¿Usamos Postgres o MongoDB para el servicio de analítica?",
+    "fr": "On prend Postgres ou MongoDB pour le service d'analyse ?",
+    "pt": "Usamos Postgres ou MongoDB para o serviço de análise?",
+    "zh": "分析服务用Postgres还是MongoDB？",
+    "ja": "分析サービスはPostgreSQLかMongoDBか、どちらにしますか？",
+}
+
+
+@pytest.mark.parametrize("lang", FACT_QUESTIONS)
+def test_a_factual_one_liner_is_one_factual_call_in_any_language(lang: str) -> None:
+    chosen = route(ctx(FACT_QUESTIONS[lang]), DEFAULT)
+    assert (chosen.strategy, chosen.hats) == ("single", ("factual",)), chosen.factors
+
+
+@pytest.mark.parametrize("lang", HARD_DECISIONS)
+def test_a_hard_multi_part_decision_gets_all_five_hats_in_any_language(lang: str) -> None:
+    chosen = route(ctx(HARD_DECISIONS[lang]), DEFAULT)
+    assert chosen.strategy == "full", chosen.factors
+    assert {"questions", "structure", "decision", "risk", "people"} <= {f.name for f in chosen.factors}
+
+
+@pytest.mark.parametrize("lang", EITHER_OR)
+def test_a_question_offering_options_is_a_decision_in_any_language(lang: str) -> None:
+    chosen = route(ctx(EITHER_OR[lang]), DEFAULT)
+    decision = {f.name: f.detail for f in chosen.factors}["decision"]
+    assert "either/or question" in decision
+    assert chosen.hats[0] in ("critical", "optimistic")
+
+
+@pytest.mark.parametrize(
+    ("thought", "questions", "sentences"),
+    [
+        ("我们应该先迁移数据库。然后再切换流量。最后关闭旧系统。", 0, 3),
+        ("これで合っていますか。次はどうしますか。", 2, 2),
+        ("这样做可以吗。", 1, 1),
+        ("¿Funciona el despliegue? ¿Y si falla?", 2, 2),
+        ("Est-ce prêt ? Oui, tout est prêt. On déploie !", 1, 3),
+    ],
+)
+def test_sentences_and_questions_are_read_from_any_scripts_punctuation(
+    thought: str, questions: int, sentences: int
+) -> None:
+    factors = {f.name: f.detail for f in route(ctx(thought), DEFAULT).factors}
+    assert factors.get("questions", "0 questions").startswith(f"{questions} question")
+    if sentences > 1:
+        assert f"{sentences} sentences" in factors["structure"]
+    else:
+        assert "sentences" not in factors.get("structure", "")
+
+
+def test_german_compounds_carry_their_signals() -> None:
+    chosen = route(ctx("Das Ausfallrisiko und die Kundenzufriedenheit hängen an der Teamgröße."), DEFAULT)
+    details = {f.name: f.detail for f in chosen.factors}
+    assert "risik" in details["risk"] and "kunden" in details["people"]
+
+
+def test_accents_may_be_left_out_but_marked_terms_keep_them() -> None:
+    typed = {f.name: f.detail for f in route(ctx("Necesitamos una decision sobre el riesgo."), DEFAULT).factors}
+    assert typed["decision"] == "decision" and typed["risk"] == "riesgo"
+    # "cuándo" asks when; "cuando" without its accent is the conjunction, not a fact question.
+    asked = {f.name for f in route(ctx("¿Cuándo salió la versión 3?"), DEFAULT).factors}
+    told = {f.name for f in route(ctx("Cuando salió la versión 3, todo fue bien."), DEFAULT).factors}
+    assert "facts" in asked and "facts" not in told
+
+
+def test_english_false_friends_are_not_read_in_other_languages() -> None:
+    # "die" is a stakes word in English and an article in German.
+    german = route(ctx("Die Tests laufen und die Migration ist fertig."), DEFAULT)
+    assert "stakes" not in {f.name for f in german.factors}
+    assert "stakes" in {f.name for f in route(ctx("Patients could die if the pump fails."), DEFAULT).factors}
+
+
+def test_kana_keep_their_voicing_marks() -> None:
+    # まず (first) must not be read in ます, the polite verb ending in almost every Japanese sentence.
+    chosen = route(ctx("チームの士気が下がっています。どうすればいいでしょうか。"), DEFAULT)
+    assert "sequence word" not in {f.name: f.detail for f in chosen.factors}.get("structure", "")
+
+
+def test_money_is_a_stake() -> None:
+    chosen = route(ctx("Das Budget beträgt 2 Mio. € und wir müssen bis Freitag entscheiden."), DEFAULT)
+    assert "money" in {f.name: f.detail for f in chosen.factors}["stakes"]
+
+
+# --- pasted material ------------------------------------------------------------------------------------------
+
+LOG_LINE = "2024-05-01 12:00:01.123 ERROR [db-pool] connection failed: timeout after 30s, outage risk, crash\n"
+TRACE_LINES = (
+    "Traceback (most recent call last):\n"
+    '  File "/srv/app/handlers.py", line 212, in handle\n'
+    "    return session.get(request.id)\n"
+    "KeyError: 'security breach'\n"
+)
+CODE = "```python\ndef migrate(users):\n    for user in users:\n        risk(user)  # may fail\n```\n"
+
+
+@pytest.mark.parametrize(
+    ("thought", "ask"),
+    [
+        (LOG_LINE * 65, "What is the error code?"),
+        (LOG_LINE * 65, "Welcher Fehlercode ist das?"),
+        (LOG_LINE * 65, "错误代码是什么？"),
+        (TRACE_LINES * 40, "Which line raises?"),
+        (CODE * 30, "What does this function return?"),
+        ("| id | name | status |\n|---|---|---|\n" + "| 1 | alice | failed |\n" * 100, "How many rows are there?"),
+        ("\n".join(f"- package-{i} 1.{i}.0 (security fix)" for i in range(40)) + "\n", "Which of these is GPL?"),
+    ],
+    ids=["log", "log-de", "log-zh", "trace", "code", "table", "long-list"],
+)
+def test_pasted_material_does_not_make_a_simple_ask_expensive(thought: str, ask: str) -> None:
+    chosen = route(ctx(f"{thought}{ask}"), DEFAULT)
+    assert (chosen.strategy, chosen.hats) == ("single", ("factual",)), chosen.factors
+    assert not {"risk", "people", "decision"} & {f.name for f in chosen.factors}
+
+
+def test_the_length_factor_says_what_was_set_aside() -> None:
+    chosen = route(ctx("Context first. " * 10 + "\n" + LOG_LINE * 30 + "What failed first, and why?"), DEFAULT)
+    length = {f.name: f.detail for f in chosen.factors}["length"]
+    assert f"{len(LOG_LINE) * 30:,} chars pasted" in length and "not counted" in length
+
+
+def test_a_short_list_is_structure_but_a_long_one_is_data() -> None:
+    short = route(ctx("Plan:\n- freeze the branch\n- run the tests\n- tag the release"), DEFAULT)
+    ask = "Here is the whole checklist from the wiki, which of these steps can we skip this time?\n"
+    long = route(ctx(ask + "".join(f"- step {i}\n" for i in range(30))), DEFAULT)
+    assert "3 list items" in {f.name: f.detail for f in short.factors}["structure"]
+    assert "30-item list" in {f.name: f.detail for f in long.factors}["length"]
+    assert "structure" not in {f.name for f in long.factors}
+
+
+def test_prose_that_only_looks_like_code_stays_prose() -> None:
+    chosen = route(ctx("We could deploy on Friday; the risk (the weekend on-call) is real."), DEFAULT)
+    assert "risk" in {f.name for f in chosen.factors}
+
+
+def test_a_very_long_thought_is_read_at_its_start_and_end() -> None:
+    filler = "The service handled the request and returned a response to the caller. " * 400
+    thought = "Should we roll back the release? " + filler + " What could go wrong for customers?"
+    details = {f.name: f.detail for f in route(ctx(thought), DEFAULT).factors}
+    assert {"decision", "risk", "people"} <= set(details)
+    assert details["length"].endswith(f"in the first 4,500 and last 1,500 of {len(thought):,} chars")
+
+
+# --- the vocabulary tables -------------------------------------------------------------------------------------
+
+
+def test_every_signal_has_terms_in_every_language() -> None:
+    for name, by_lang in SIGNAL_TERMS.items():
+        assert set(by_lang) == set(LANGUAGES), name
+        assert all(terms.strip() for terms in by_lang.values()), name
+    assert set(SEQUENCE_TERMS) == set(OR_TERMS) == set(LANGUAGES)
+    assert set(STOPWORDS) == set(LANGUAGES) - {"zh", "ja"}  # those two are told apart by script
+    assert set(LETTERS) <= set(STOPWORDS)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_term_stands_for_two_signals(lang: str) -> None:
+    owner: dict[str, str] = {}
+    tables = [(name, by_lang[lang]) for name, by_lang in SIGNAL_TERMS.items()] + [("structure", SEQUENCE_TERMS[lang])]
+    for name, listed in tables:
+        for term in (t.strip().lstrip("!^~") for t in listed.split(",")):
+            assert term == term.lower(), f"{lang} {name}: {term!r} must be lower-case"
+            assert owner.setdefault(term, name) == name, f"{lang}: {term!r} is in {owner[term]} and {name}"

@@ -20,7 +20,7 @@ from functools import cache
 from typing import Literal
 
 from .analysis import HATS, Complexity, Factor, Hat, ThoughtContext
-from .router_terms import OR_TERMS, SEQUENCE_TERMS, SIGNAL_TERMS, STOPWORDS
+from .router_terms import LETTERS, OR_TERMS, SEQUENCE_TERMS, SIGNAL_TERMS, STOPWORDS
 
 SynthesisMode = Literal["model", "merge"]
 
@@ -112,6 +112,7 @@ _SIGNALS: tuple[_Signal, ...] = (
 _READ, _READ_HEAD = 6000, 4500  # characters of the thought read: its first _READ_HEAD and the rest from its end
 # Prose read for signals: (window, head) per script; a Chinese or Japanese character says more than a Latin one.
 _WINDOW = {"latin": (3000, 2200), "cjk": (1500, 1100)}
+_PASTED_AFFINITY = 6.0  # pasted material is evidence to read: a pull towards the factual hat
 _LONG_LIST = 8  # a list longer than this is data pasted in, not parts of the thought
 _LENGTH_FREE_WORDS = 12  # a one-liner costs nothing for its length
 _LENGTH_POINTS_PER_WORD = 0.25
@@ -177,6 +178,8 @@ def _variants(term: str) -> list[str]:
     """The term as written, and without its accents (unless marked `!`)."""
     if term.startswith("!"):
         return [term[1:]]
+    if _CJK.search(term):  # kana decompose too (ず = す + ゙): stripping would make other words
+        return [term]
     plain = "".join(c for c in unicodedata.normalize("NFD", term) if not unicodedata.combining(c))
     plain = plain.replace("ß", "ss")
     return [term] if plain == term else [term, plain]
@@ -268,7 +271,7 @@ def _language(text: str) -> str:
     cjk = len(_CJK.findall(head))
     if cjk >= 2 and cjk * 4 > len(head) - head.count(" "):
         return "ja" if len(_KANA.findall(head)) >= 2 else "zh"
-    counts = dict.fromkeys(STOPWORDS, 0)
+    counts = {lang: sum(head.count(c) for c in LETTERS.get(lang, "")) for lang in STOPWORDS}
     stopwords = _stopwords()
     for word in _LETTERS.findall(head):
         if (lang := stopwords.get(word)) is not None:
@@ -397,7 +400,7 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
         for hat, share in signal.affinity:
             affinity[hat] += points * share
     if pasted:
-        affinity["factual"] += 1.0  # pasted material is evidence to read: the factual hat breaks ties
+        affinity["factual"] += _PASTED_AFFINITY
 
     if ctx.revised is not None:
         add("revision", _REVISION_POINTS, f"revises thought {ctx.revised[0]}")

@@ -175,7 +175,7 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "regulator*, board, acquisition, acquire, merger, million*, billion*, life-threatening, death, "
         "^die, dying, surgery, emergency, contract*, strategy, strategic, existential, entire, whole company, "
         "permanent*, long-term, career, quit my job, resign, divorce, invest, investing, investment*, funding, "
-        "fundraising, ipo, expansion, relocat*, pricing, market, layoff*, reorganis*, reorganiz*, restructur*, "
+        "fundraising, ipo, expansion, relocat*, pricing, market, reorganis*, reorganiz*, restructur*, "
         "sell the, exit",
         "de": "irreversibel, unumkehrbar, schließen, stilllegen, insolvenz, pleite, rechtlich*, ~gesetz*, "
         "behörde*, aufsichtsrat, vorstand, übernahme, fusion, million*, milliard*, mio, mrd, lebensbedrohlich*, "
@@ -233,11 +233,21 @@ OR_TERMS: dict[str, str] = {
     "ja": "それとも, または, あるいは, もしくは",
 }
 
-# Frequent short words that tell the Latin-script languages apart (the CJK ones are told apart by script).
+# Frequent short words that tell the Latin-script languages apart (the CJK ones are told apart by script). A word
+# listed for two languages tells nothing and is ignored.
 STOPWORDS: dict[str, str] = {
-    "en": "the and is are of to we it this that with for not should what how our be have on will can",
-    "de": "der die das und ist sind nicht wir ich ein eine zu mit für sollen oder auf den dem wie auch sich bei",
-    "es": "el los las y es son del una para con por nuestro nosotros debemos lo como pero más muy",
-    "fr": "le les et est sont ne pas des une pour avec nous notre il ce qui dans au sur plus cette mais",
-    "pt": "o os as e é são não nao do da uma com nosso nós devemos em na ao isso mas mais muito",
+    "en": "the and is are were of to we it this that with for not should what how our be have on can do does did "
+    "which who when where why you they there their would could if but than then so my your been has",
+    "de": "der die das und ist sind nicht wir ich ein eine einen zu mit für sollen sollten oder auf den dem des wie "
+    "auch sich bei wird werden kann können wer wann warum welche welcher unser unsere ob noch nur schon aber "
+    "uns mir mich ihr sie zum zur vom im",
+    "es": "el los las y es son está están del una para con nuestro nuestra nosotros debemos lo pero más muy qué "
+    "cuál cuándo cómo dónde quién también hay ya al deberíamos sus nos le esto eso",
+    "fr": "le les et est sont ne pas des une pour avec nous notre nos il ils ce qui dans au aux sur plus cette quel "
+    "quelle quand comment où pourquoi faut doit être avons sommes du je vous on",
+    "pt": "o os e é são está estão não nao do da dos das uma com nosso nossa nós devemos em na ao isso mas muito "
+    "qual quando onde quem também há já deveríamos você vocês pelo pela",
 }
+
+# Letters only one of them uses: evidence for short thoughts that have few frequent words.
+LETTERS: dict[str, str] = {"de": "äöüß", "es": "ñ¿¡", "fr": "èùœîëç", "pt": "ãõ"}
