@@ -341,14 +341,15 @@ async def test_the_minimal_tool_replies_thought_recorded() -> None:
     assert result.structured_content == expected
 
 
-async def test_the_minimal_tool_raises_the_total_and_accepts_the_final_answer() -> None:
+async def test_the_minimal_tool_echoes_total_steps_beyond_it_as_the_seed_does_and_accepts_the_final_answer() -> None:
     async with Client(build_server(Settings())) as client:
         result = await client.call_tool(
             "sequential_thinking",
             {"thought": "42.", "step": 4, "total_steps": 3, "next_action": "The final conclusion or answer"},
         )
     reply = body(result)
-    assert reply["of"] == 4 and reply["next"] == "The final conclusion or answer"
+    assert reply["step"] == 4 and reply["of"] == 3 and reply["next"] == "The final conclusion or answer"
+    assert result.structured_content == reply
 
 
 async def test_the_minimal_tool_refuses_an_unknown_next_action_and_lists_the_choices() -> None:

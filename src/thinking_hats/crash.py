@@ -15,7 +15,7 @@ from .analysis import Outcome, ThoughtContext
 from .config import Settings
 from .errors import InvalidThought
 from .store import EMPTY, Caller, Entry, Store, View, Write, new_session_id, wrong_tool
-from .thoughts import Augmenter, evicted_error, housekeeping
+from .thoughts import JSON_SCHEMA_DIALECT, Augmenter, evicted_error, housekeeping
 from .trace import Trace
 
 PURPOSES = (
@@ -65,6 +65,35 @@ class NextAction(BaseModel):
     action: str = Field(min_length=1)
     parameters: dict[str, Any] | None = None
     expected_output: str | None = Field(default=None, alias="expectedOutput")
+
+
+class CrashBranch(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    id: str
+    name: str | None = None
+    from_: int = Field(alias="from", description="The step this branch starts from.")
+    depth: int = Field(description="1 for a branch of the main line, 2 for a branch of a branch, ...")
+
+
+class CrashReply(BaseModel):
+    """The reply to a recorded step: CRASH's fields, then ours where they apply (a field that does not apply is
+    left out of the reply, not sent as null)."""
+
+    model_config = ConfigDict(json_schema_extra=JSON_SCHEMA_DIALECT)
+
+    step_number: int
+    estimated_total: int = Field(description="Raised to step_number when the step goes beyond it.")
+    completed: bool = Field(description="This step, or an earlier one of the session, completed it.")
+    total_steps: int = Field(description="Steps in the session's history, this one included.")
+    next_action: str | NextAction
+    session_id: str
+    completed_at_step: int | None = Field(default=None, description="The earlier step that completed the session.")
+    confidence: float | None = None
+    revised_step: int | None = None
+    branch: CrashBranch | None = None
+    review: str | None = Field(default=None, description="A critical review of a low-confidence step.")
+    warning: str | None = None
 
 
 class CrashStep(BaseModel):
@@ -151,30 +180,23 @@ class Crash:
                 + "."
             )
             review = await self._review(step)
-        action = step.next_action if isinstance(step.next_action, str) else data["next_action"]
 
         def reply_for(count: int, branches: tuple[str, ...]) -> dict[str, Any]:
-            reply: dict[str, Any] = {
-                "step_number": step.step_number,
-                "estimated_total": max(step.estimated_total, step.step_number),
-                "completed": completes or completed_before is not None,
-                "total_steps": count,
-                "next_action": action,
-                "session_id": session_id,
-            }
-            if completed_before is not None:
-                reply["completed_at_step"] = completed_before
-            if step.confidence is not None:
-                reply["confidence"] = step.confidence
-            if revised is not None:
-                reply["revised_step"] = revised.number
-            if branch:
-                reply["branch"] = {k: v for k, v in branch.items() if v is not None}
-            if review is not None:
-                reply["review"] = review
-            if warnings:
-                reply["warning"] = " ".join(warnings)
-            return reply
+            reply = CrashReply(
+                step_number=step.step_number,
+                estimated_total=max(step.estimated_total, step.step_number),
+                completed=completes or completed_before is not None,
+                total_steps=count,
+                next_action=step.next_action,
+                session_id=session_id,
+                completed_at_step=completed_before,
+                confidence=step.confidence,
+                revised_step=revised.number if revised is not None else None,
+                branch=CrashBranch.model_validate(branch) if branch else None,
+                review=review,
+                warning=" ".join(warnings) or None,
+            )
+            return reply.model_dump(mode="json", by_alias=True, exclude_none=True)
 
         committed = await self.store.commit(
             Write(

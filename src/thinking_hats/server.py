@@ -18,17 +18,17 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import __version__
 from .analysis import ProgressFn
 from .augmenter import Augmentation, build_augmenter
 from .config import Settings
-from .crash import Crash, CrashStep, NextAction, crash_error
+from .crash import Crash, CrashReply, CrashStep, NextAction, crash_error
 from .errors import InvalidThought, ThinkingError
 from .report import iso, load, session_json, session_markdown
 from .store import LOCAL, Caller, Store, open_store
-from .thoughts import SESSION_ID, Thinking, ThoughtInput, ThoughtReply
+from .thoughts import JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply
 from .trace import Trace
 
 log = logging.getLogger("thinking_hats")
@@ -38,6 +38,18 @@ MINIMAL_NEXT = Literal["CONTINUE", "REVISE", "The final conclusion or answer"]
 _CALLER: ContextVar[Caller | None] = ContextVar("thinking_hats_caller", default=None)
 # Set on the ASGI scope by transport.Principals, after authentication; a client cannot set them.
 PRINCIPAL_KEY, CONNECTION_KEY = "thinking_hats.principal", "thinking_hats.connection"
+
+
+class MinimalReply(BaseModel):
+    """The reply of the stateless `sequential_thinking` tool (the minimal seed's contract)."""
+
+    model_config = ConfigDict(json_schema_extra=JSON_SCHEMA_DIALECT)
+
+    status: Literal["THOUGHT_RECORDED"]
+    step: int
+    of: int = Field(description="total_steps as sent, even when step is beyond it.")
+    thought: str
+    next: MINIMAL_NEXT
 
 
 @dataclass
@@ -254,7 +266,7 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
             dependencies: Annotated[list[int] | None, Field(max_length=100)] = None,
             session_id: Annotated[str | None, Field(pattern=SESSION_ID)] = None,
             is_final_step: bool | None = None,
-        ) -> CallToolResult:
+        ) -> Annotated[CallToolResult, CrashReply]:
             app = ctx.request_context.lifespan_context
             if external_context is not None and len(json.dumps(external_context, default=str)) > max_chars:
                 return _crash_failure("external_context is too large", f"Keep it under {max_chars} characters.")
@@ -281,7 +293,8 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
                 is_final_step=is_final_step,
             )
             reply = await app.crash.step(step, app.caller(ctx))
-            return CallToolResult(content=[TextContent(type="text", text=json.dumps(reply, indent=2))])
+            text = json.dumps(reply, indent=2)
+            return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=reply)
 
     if "sequential_thinking" in settings.tools:
 
@@ -301,18 +314,14 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
             next_action: MINIMAL_NEXT,
             ctx: Context[App, Any],
             is_revision: bool | None = None,
-        ) -> dict[str, Any]:
+        ) -> MinimalReply:
             app = ctx.request_context.lifespan_context
             if not thought.strip():
                 raise InvalidThought("thought is empty: send the text of this step.")
-            app.trace.minimal(step, max(step, total_steps), thought, next_action)
-            return {
-                "status": "THOUGHT_RECORDED",
-                "step": step,
-                "of": max(step, total_steps),
-                "thought": thought,
-                "next": next_action,
-            }
+            # `of` echoes total_steps as the minimal seed does, even when step is beyond it: this tool keeps no
+            # state to correct, and the caller sees its own numbers back.
+            app.trace.minimal(step, total_steps, thought, next_action)
+            return MinimalReply(status="THOUGHT_RECORDED", step=step, of=total_steps, thought=thought, next=next_action)
 
     @server.resource(
         "thinking://sessions",
