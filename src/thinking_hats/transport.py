@@ -134,7 +134,7 @@ class Gate:
         scope[PRINCIPAL_KEY] = principal
         # The SDK binds each legacy session to the user that opened it and answers 404 to any other.
         scope["user"] = AuthenticatedUser(AccessToken(token="-", client_id=principal, scopes=[]))
-        receive = _deadline(receive, self.idle)
+        receive = _deadline(receive, self.idle, scope.get("method", ""))
         version = headers.get(b"mcp-protocol-version", b"").decode("latin-1") or None
         presented = headers.get(b"mcp-session-id", b"").decode("latin-1") or None
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
@@ -231,14 +231,27 @@ def _with_session(headers: list[tuple[bytes, bytes]], session: str | None) -> li
     return kept if session is None else [*kept, (b"mcp-session-id", session.encode("latin-1"))]
 
 
-def _deadline(receive: Any, seconds: float) -> Any:
-    """A request body that has not arrived within `seconds` ends the request (a half-sent request holds nothing)."""
+def _deadline(receive: Any, seconds: float, method: str) -> Any:
+    """A request body that has not all arrived within `seconds` ends the request (a half-sent request holds nothing).
+
+    Once a POST's body is in, `receive` only reports the client leaving, which may take as long as the reply does:
+    that wait is not bounded, or every thought slower than `seconds` would be cut off as a disconnect. A GET (the
+    legacy notification stream) has no body to wait for and is ended after `seconds`; its client reopens it.
+    """
+    loop = asyncio.get_running_loop()
+    until = loop.time() + seconds
+    complete = False
 
     async def bounded() -> Any:
+        nonlocal complete
+        if complete:
+            return await receive()
         try:
-            return await asyncio.wait_for(receive(), seconds)
+            message = await asyncio.wait_for(receive(), max(until - loop.time(), 0))
         except TimeoutError:
             return {"type": "http.disconnect"}
+        complete = method == "POST" and message["type"] == "http.request" and not message.get("more_body", False)
+        return message
 
     return bounded
 
@@ -355,21 +368,46 @@ def _serve(settings: Settings, host: str, sock: socket.socket, secret: bytes) ->
 
 
 def _h11_with_header_timeout(seconds: float) -> type:
-    """uvicorn's h11 protocol, closing a connection whose first request's headers have not arrived in `seconds`.
+    """uvicorn's h11 protocol, closing a connection whose next request's headers have not arrived in `seconds`
+    (counted from the connection's start, then from the end of each reply).
 
-    uvicorn times out idle keep-alive connections but not a connection that never finishes its headers, so
-    without this a client trickling bytes holds a socket and its buffers forever. (The body has its own deadline
-    in the Gate.)
+    uvicorn times out idle keep-alive connections but stops that clock at the first byte of the next request, and
+    never times out a first request, so without this a client trickling bytes holds a socket and its buffers
+    forever. (The body has its own deadline in the Gate.)
     """
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class Protocol(H11Protocol):
+        _overdue: asyncio.TimerHandle | None = None
+
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
-            self.loop.call_later(seconds, self._headers_overdue)
+            self._wait_for_headers()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.cycle is not None and not self.cycle.response_complete and self._overdue is not None:
+                self._overdue.cancel()  # a request's headers are in
+                self._overdue = None
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.cycle.response_complete:
+                self._wait_for_headers()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._overdue is not None:
+                self._overdue.cancel()
+            super().connection_lost(exc)
+
+        def _wait_for_headers(self) -> None:
+            if self._overdue is not None:
+                self._overdue.cancel()
+            self._overdue = self.loop.call_later(seconds, self._headers_overdue)
 
         def _headers_overdue(self) -> None:
-            if self.cycle is None and not self.transport.is_closing():
+            self._overdue = None
+            if (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing():
                 self.transport.close()
 
     return Protocol
