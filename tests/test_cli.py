@@ -98,8 +98,9 @@ def test_sessions_list_shows_each_recorded_session(capsys: pytest.CaptureFixture
 
     assert code == 0
     lines = out.strip().splitlines()
-    assert len(lines) == 2
-    check, plan = lines  # newest first
+    assert len(lines) == 3
+    header, check, plan = lines  # newest first
+    assert header.split() == ["SESSION", "TOOL", "ENTRIES", "UPDATED", "PRINCIPAL"]
     assert check.split()[:3] == ["check", "crash", "1"]
     assert plan.split()[:3] == ["plan", "sequentialthinking", "2"]
 

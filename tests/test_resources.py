@@ -157,7 +157,7 @@ async def test_the_report_shows_each_thought_with_its_kind() -> None:
     assert mime == "text/markdown"
     assert report.startswith("# Session `plan` (sequentialthinking)")
     assert "4 entries" in report
-    assert "## Thought 1/3\n\nRestate the problem." in report
+    assert "## Thought 1/3\n\n> Restate the problem." in report  # client text is quoted
     assert "## Thought 3/3 (revises 2)" in report
     assert "## Thought 4/4 (branch `index` from 1)" in report
     assert report.index("Option A") < report.index("A is unsafe") < report.index("Option B")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -15,6 +14,7 @@ from pydantic import ValidationError
 
 from . import __version__
 from .errors import ThinkingError
+from .terminal import json_text, printable
 
 EXAMPLES = """\
 examples:
@@ -79,7 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("session_id")
     export = ssub.add_parser("export", help="export a session")
     export.add_argument("session_id")
-    export.add_argument("--format", choices=["md", "json"], default="md")
+    export.add_argument(
+        "--format", choices=["md", "json"], help="md or json (default: from the --output extension, else md)"
+    )
     export.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
     return p
 
@@ -176,24 +178,52 @@ def _sessions(settings: Any, args: argparse.Namespace) -> int:
 
     found = asyncio.run(fetch())
     if args.action == "list":
-        if not found:
-            print("no sessions yet")
-        for s in found:
-            import time
-
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated))
-            print(f"{s.id:<24} {s.tool:<20} {s.entries:>5} entries  {when}  {s.principal}")
+        sys.stdout.write(_session_table(found))
         return 0
-    if args.action == "show" or args.format == "md":
+    output: Path | None = getattr(args, "output", None)
+    if args.action == "show" or _export_format(args.format, output) == "md":
         text = session_markdown(*found)
     else:
-        text = json.dumps(session_json(*found), indent=2, ensure_ascii=False) + "\n"
-    if getattr(args, "output", None):
-        args.output.write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
+        text = json_text(session_json(*found), indent=2) + "\n"
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+        print(f"wrote {printable(output)}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _export_format(given: str | None, output: Path | None) -> str:
+    """--format when given, else the output file's extension (.json or .md), else Markdown."""
+    if given:
+        return given
+    return "json" if output is not None and output.suffix.lower() == ".json" else "md"
+
+
+def _session_table(sessions: Sequence[Any]) -> str:
+    if not sessions:
+        return "no sessions yet\n"
+    import time
+
+    header = ("SESSION", "TOOL", "ENTRIES", "UPDATED", "PRINCIPAL")
+    rows = [
+        (
+            printable(s.id, newlines=False),
+            s.tool,
+            str(s.entries),
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated)),
+            printable(s.principal, newlines=False),
+        )
+        for s in sessions
+    ]
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    lines = [
+        "  ".join(
+            cell.rjust(w) if i == 2 else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in (header, *rows)
+    ]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
 def _settings_problem(exc: ValidationError) -> str:
@@ -209,7 +239,7 @@ def _settings_problem(exc: ValidationError) -> str:
 
 
 def _fail(message: str) -> int:
-    print(f"thinking-hats: {message}", file=sys.stderr)
+    print(f"thinking-hats: {printable(message)}", file=sys.stderr)
     return 2
 
 

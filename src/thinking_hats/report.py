@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 from .errors import ThinkingError
 from .store import Entry, Session, Store
+from .terminal import printable
 
 
 async def load(store: Store, principal: str | None, session_id: str) -> tuple[Session, list[Entry]]:
@@ -39,16 +41,19 @@ def session_json(session: Session, entries: list[Entry]) -> dict[str, Any]:
 
 
 def session_markdown(session: Session, entries: list[Entry]) -> str:
+    """The report. Everything a client or a model wrote is quoted (`_quote`) or escaped (`_inline`, `_code`): a
+    thought cannot add a heading, a fake `## Thought 2/2` or `### Synthesis`, raw HTML or terminal controls."""
     lines = [
-        f"# Session `{session.id}` ({session.tool})",
+        f"# Session {_code(session.id)} ({_inline(session.tool)})",
         "",
-        f"{len(entries)} entries · started {iso(session.created)} · last {iso(session.updated)}",
+        f"{len(entries)} {_plural(len(entries), 'entry', 'entries')} · started {iso(session.created)}"
+        f" · last {iso(session.updated)}",
     ]
     usage = session.meta.get("usage")
     if usage:
         lines.append(
-            f"Model usage: {usage.get('llmCalls', 0)} calls, {usage.get('inputTokens', 0)} input and "
-            f"{usage.get('outputTokens', 0)} output tokens"
+            f"Model usage: {_inline(usage.get('llmCalls', 0))} calls, {_inline(usage.get('inputTokens', 0))} input "
+            f"and {_inline(usage.get('outputTokens', 0))} output tokens"
         )
     for entry in entries:
         lines += ["", *(_step(entry) if session.tool == "crash" else _thought(entry))]
@@ -59,24 +64,27 @@ def _thought(entry: Entry) -> list[str]:
     d = entry.data
     kind = ""
     if d.get("is_revision"):
-        kind = f" (revises {d.get('revises_thought')})"
+        kind = f" (revises {_inline(d.get('revises_thought'))})"
     elif d.get("branch_from_thought"):
-        kind = f" (branch `{d.get('branch_id')}` from {d.get('branch_from_thought')})"
-    out = [f"## Thought {entry.number}/{d.get('total_thoughts')}{kind}", "", str(d.get("thought", ""))]
+        kind = f" (branch {_code(d.get('branch_id'))} from {_inline(d.get('branch_from_thought'))})"
+    out = [f"## Thought {entry.number}/{_inline(d.get('total_thoughts'))}{kind}", "", *_quote(d.get("thought", ""))]
     reply = entry.reply.get("reply") or {}
     analysis = reply.get("analysis") or {}
     if reply.get("mode") == "augmented":
         score = (analysis.get("complexity") or {}).get("score")
-        out += ["", f"*Strategy {analysis.get('strategy')} (score {score})*"]
+        out += ["", f"*Strategy {_inline(analysis.get('strategy'))} (score {_inline(score)})*"]
         for run in analysis.get("hats", []):
             if run.get("hat") == "synthesis":
                 continue
-            out += ["", f"### {str(run.get('hat')).title()} hat ({run.get('status')}, {run.get('ms')} ms)"]
-            out.append(str(run.get("output") or run.get("error") or "(no output)"))
+            hat, status, ms = (_inline(run.get(key)) for key in ("hat", "status", "ms"))
+            title = f"{hat.title()} hat ({status}, {ms} ms)"
+            out += ["", f"### {title}", "", *_quote(run.get("output") or run.get("error") or "(no output)")]
         if analysis.get("synthesis"):
-            out += ["", "### Synthesis", str(analysis["synthesis"])]
+            out += ["", "### Synthesis", "", *_quote(analysis["synthesis"])]
+    if analysis.get("problems"):
+        out.append("")
     for problem in analysis.get("problems", []):
-        out.append(f"- ⚠ {problem}")
+        out.append(f"- ⚠ {_inline(problem)}")
     return out
 
 
@@ -84,23 +92,64 @@ def _step(entry: Entry) -> list[str]:
     d = entry.data
     action = d.get("next_action")
     action_text = action.get("action") if isinstance(action, dict) else action
-    out = [
-        f"## Step {entry.number}/{d.get('estimated_total')}: {d.get('purpose')}",
-        "",
-        f"- Context: {d.get('context')}",
-        f"- Thought: {d.get('thought')}",
-        f"- Outcome: {d.get('outcome')}",
-        f"- Next action: {action_text}",
-        f"- Rationale: {d.get('rationale')}",
-    ]
+    out = [f"## Step {entry.number}/{_inline(d.get('estimated_total'))}: {_inline(d.get('purpose'))}", ""]
+    out += _item("Context", d.get("context"))
+    out += _item("Thought", d.get("thought"))
+    out += _item("Outcome", d.get("outcome"))
+    out += _item("Next action", action_text)
+    out += _item("Rationale", d.get("rationale"))
     if "confidence" in d:
-        out.append(f"- Confidence: {d['confidence']}")
+        out.append(f"- Confidence: {_inline(d['confidence'])}")
     if d.get("revised_by"):
-        out.append(f"- Revised by step {d['revised_by']}")
+        out.append(f"- Revised by step {_inline(d['revised_by'])}")
     review = entry.reply.get("review")
     if review:
-        out.append(f"- Critical review: {review}")
+        out += _item("Critical review", review)
     return out
+
+
+# --- user text in Markdown ---------------------------------------------------------------------------------
+# A '#' opening a line's content (after any quote or list markers) would be a heading; a line of only '=' or '-'
+# would turn the line above into one; '<' before a tag name or '&' before an entity would be raw HTML.
+_HEADING = re.compile(r"^([\s>*+\-\d.)]*)#")
+_UNDERLINE = re.compile(r"^([\s>]*)([=-])(?=[=\- \t]*$)")
+_HTML = re.compile(r"<(?=[A-Za-z/!?])|&(?=#?\w+;)")
+
+
+def _escaped(line: str) -> str:
+    line = _HTML.sub(r"\\\g<0>", line)
+    line = _HEADING.sub(r"\1\\#", line)
+    return _UNDERLINE.sub(r"\1\\\2", line)
+
+
+def _quote(text: object, indent: str = "") -> list[str]:
+    """Multi-line user text as a block quote: every line inside the quote, none of them structure."""
+    return [f"{indent}> {_escaped(line)}".rstrip() for line in printable(text).split("\n")]
+
+
+def _inline(value: object) -> str:
+    """User text on one line of the report's own (a heading, a list item)."""
+    return _HTML.sub(r"\\\g<0>", printable(value, newlines=False))
+
+
+def _item(label: str, value: object) -> list[str]:
+    text = printable(value)
+    if "\n" not in text:
+        return [f"- {label}: {_inline(text)}"]
+    return [f"- {label}:", "", *_quote(text, indent="  "), ""]
+
+
+def _code(value: object) -> str:
+    """A code span that no backtick inside can close early."""
+    text = printable(value, newlines=False)
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (max(len(run) for run in re.findall(r"`+", text)) + 1)
+    return f"{fence} {text} {fence}"
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return one if count == 1 else many
 
 
 def iso(ts: float) -> str:

@@ -1,8 +1,11 @@
-"""The per-thought console trace. Always stderr: under stdio, stdout is the MCP channel."""
+"""The per-thought console trace. Always stderr: under stdio, stdout is the MCP channel.
+
+Every value from a thought or step is client text: it goes through `printable` (or `json_text`) before it is
+written, so control sequences in it are shown, never run by the terminal.
+"""
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import textwrap
@@ -11,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from .config import Settings
+from .terminal import json_text, printable
 
 _COLOURS = {"blue": "34", "yellow": "33", "green": "32", "cyan": "36", "red": "31", "dim": "2", "bold": "1"}
 _WIDTH = 76
@@ -40,6 +44,7 @@ class Trace:
         """The reference server's box: 💭 Thought, 🔄 Revision or 🌿 Branch."""
         if not self.enabled:
             return
+        data = _printable(data)
         number, total = data.get("thought_number"), data.get("total_thoughts")
         if data.get("is_revision"):
             title = (
@@ -60,8 +65,9 @@ class Trace:
         if not self.enabled:
             return
         if self.format == "json":
-            self._write(json.dumps({"session_id": session_id, **data}, ensure_ascii=False, default=str))
+            self._write(json_text({"session_id": session_id, **data}))
             return
+        data = _printable(data)
         step, total = data.get("step_number"), data.get("estimated_total")
         purpose = str(data.get("purpose", "")).upper()
         action = data.get("next_action")
@@ -95,8 +101,23 @@ class Trace:
 
     def minimal(self, step: int, total: int, thought: str, next_action: str) -> None:
         if self.enabled:
-            title = self._paint("💭 Step", "blue") + f" {step}/{total} → {next_action}"
-            self._write(box(title, thought, plain_title=_strip(title)))
+            title = self._paint("💭 Step", "blue") + f" {step}/{total} → {printable(next_action, newlines=False)}"
+            self._write(box(title, printable(thought), plain_title=_strip(title)))
+
+
+def _printable(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The values shown from a thought or step, one level deep (next_action may be a dict): multi-line text keeps
+    its lines only where the trace gives it a body; everything else stays on its line."""
+    body = {"thought", "context", "outcome", "rationale"}
+
+    def clean(key: str, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: clean(k, v) for k, v in value.items()}
+        if isinstance(value, str):
+            return printable(value, newlines=key in body)
+        return value
+
+    return {key: clean(key, value) for key, value in data.items()}
 
 
 def box(title: str, body: str, plain_title: str | None = None) -> str:
