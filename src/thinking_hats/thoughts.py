@@ -247,7 +247,9 @@ class Thinking:
     def _context(self, inp: ThoughtInput, view: View) -> ThoughtContext:
         window = self.settings.thinking_context_thoughts
         earlier = [e for e in view.recent if not e.same_call(inp.thought_number, inp.branch_id, inp.thought)]
-        earlier = earlier[len(earlier) - window :] if window else []
+        # Not earlier[len(earlier) - window:]: while the session is shorter than the window that start is
+        # negative and counts from the end, dropping the oldest thoughts the window has room for.
+        earlier = earlier[-window:] if window else []
         revised = view.found.get(inp.revises_thought) if inp.revises_thought else None
         origin = view.found.get(inp.branch_from_thought) if inp.branch_from_thought else None
         return ThoughtContext(
