@@ -98,7 +98,8 @@ class ThinkingServer(MCPServer[App]):
             if isinstance(cause, ThinkingError):
                 if name == "crash":
                     return _crash_failure(str(cause), cause.hint)
-                raise ToolError(str(cause)) from None
+                # The other tools have no hint field: the fix goes in the message (wrong tool, evicted session).
+                raise ToolError(f"{str(cause).rstrip('.')}. {cause.hint}" if cause.hint else str(cause)) from None
             if not isinstance(cause, ValidationError):
                 raise
             problems = [_describe(err) for err in cause.errors()]
