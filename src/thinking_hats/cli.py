@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except ThinkingError as exc:
-        return _fail(str(exc))
+        return _fail(f"{exc}. {exc.hint}" if exc.hint else str(exc))
     except ValidationError as exc:  # the same checks the tools apply, e.g. a session id with a space
         return _fail("invalid input: " + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
     except Exception as exc:
