@@ -20,7 +20,7 @@ from functools import cache
 from typing import Literal
 
 from .analysis import HATS, Complexity, Factor, Hat, ThoughtContext
-from .router_terms import LETTERS, OR_TERMS, SEQUENCE_TERMS, SIGNAL_TERMS, STOPWORDS
+from .router_terms import DECISION_QUESTIONS, LETTERS, OR_TERMS, SEQUENCE_TERMS, SIGNAL_TERMS, STOPWORDS
 
 SynthesisMode = Literal["model", "merge"]
 
@@ -100,9 +100,12 @@ class _Signal:
 
 _SIGNALS: tuple[_Signal, ...] = (
     _Signal("decision", 18, 5, 28, (("critical", 0.5), ("optimistic", 0.5))),
+    _Signal("dilemma", 42, 0, 42, (("critical", 0.5), ("optimistic", 0.3), ("emotional", 0.2))),
     _Signal("risk", 12, 4, 20, (("critical", 1.0),)),
     _Signal("stakes", 10, 4, 18, (("critical", 0.6), ("factual", 0.4))),
-    _Signal("ideation", 12, 3, 18, (("creative", 1.0), ("optimistic", 0.25))),
+    _Signal("stakeholders", 8, 5, 22, (("emotional", 0.5), ("critical", 0.5))),
+    _Signal("planning", 22, 3, 26, (("critical", 0.5), ("factual", 0.3), ("creative", 0.2))),
+    _Signal("ideation", 22, 3, 28, (("creative", 1.0), ("optimistic", 0.25))),
     _Signal("people", 10, 3, 16, (("emotional", 1.0),)),
     _Signal("opportunity", 6, 3, 12, (("optimistic", 1.0),)),
     # Few points (a fact question is simple) but a strong pull towards the factual hat.
@@ -112,7 +115,7 @@ _SIGNALS: tuple[_Signal, ...] = (
 _READ, _READ_HEAD = 6000, 4500  # characters of the thought read: its first _READ_HEAD and the rest from its end
 # Prose read for signals: (window, head) per script; a Chinese or Japanese character says more than a Latin one.
 _WINDOW = {"latin": (3000, 2200), "cjk": (1500, 1100)}
-_PASTED_AFFINITY = 6.0  # pasted material is evidence to read: a pull towards the factual hat
+_PASTED_AFFINITY = 14.0  # pasted material is evidence to read: a pull towards the factual hat
 _LONG_LIST = 8  # a list longer than this is data pasted in, not parts of the thought
 _LENGTH_FREE_WORDS = 12  # a one-liner costs nothing for its length
 _LENGTH_POINTS_PER_WORD = 0.25
@@ -120,10 +123,12 @@ _LENGTH_CAP = 20.0
 _CJK_WORDS_PER_CHAR = {"zh": 0.6, "ja": 0.45}  # a Chinese or Japanese character carries about this much of a word
 _QUESTION_POINTS, _QUESTION_CAP = 3.0, 10.0
 _STRUCTURE_POINTS, _STRUCTURE_CAP = 4.0, 20.0
-_REVISION_POINTS = 14.0
-_BRANCH_POINTS = 10.0
+_FREE_COMMAS = 1  # a comma or two is style; more is a list of clauses
+_REVISION_POINTS = 24.0
+_BRANCH_POINTS = 22.0
 _LOW_CONFIDENCE = 0.5
-_LOW_CONFIDENCE_POINTS = 12.0  # plus up to 10 more as confidence falls to 0
+_LOW_CONFIDENCE_POINTS = 22.0  # plus up to 10 more as confidence falls to 0
+_RUN_LINES, _RUN_CHARS = 6, 300  # this many lines in a row, this long, with no question among them, are material
 
 # --- layout: what is pasted material, what is prose -----------------------------------------------------------
 # Line patterns start with a literal newline (the text gets one in front) so the regex engine jumps from line
@@ -215,6 +220,7 @@ class _Vocabulary:
     signal_of: dict[str, str]  # matched term (or its stem) -> signal name
     stems: tuple[int, ...]  # lengths of the stems, longest first
     either: re.Pattern[str]  # the words for "or"
+    dilemma: re.Pattern[str]  # how a yes/no question about what to do opens
 
 
 @cache
@@ -252,6 +258,7 @@ def _vocabulary(lang: str) -> _Vocabulary:
         signal_of=signal_of,
         stems=tuple(sorted(stems, reverse=True)),
         either=re.compile(either_re),
+        dilemma=re.compile(DECISION_QUESTIONS[lang]),
     )
 
 
@@ -286,10 +293,35 @@ def _prose(text: str) -> tuple[str, int, int]:
     if "```" in prose or "~~~" in prose:
         prose = _FENCED.sub("\n", prose)
     prose = _PASTED_LINE.sub("", prose)
+    prose = _material_runs(prose)
     listed = 0
     if len(_LIST_ITEM.findall(prose)) > _LONG_LIST:
         prose, listed = _LIST_ITEM.subn("", prose)
     return prose, max(0, len(text) + 1 - len(prose)), listed
+
+
+def _material_runs(prose: str) -> str:
+    """The prose without runs of lines that no sentence of the user's breaks: tables, documents, output."""
+    if prose.count("\n") < _RUN_LINES:
+        return prose
+    kept: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if len(run) < _RUN_LINES or sum(map(len, run)) < _RUN_CHARS:
+            kept.extend(run)
+        run.clear()
+
+    for line in prose.split("\n"):
+        stripped = line.rstrip()
+        # Asks ("...?"), introductions ("Here is the log:") and list items (see _LONG_LIST) break a run.
+        if not stripped or stripped[-1] in "?？:：" or _ITEM_START.match(line):
+            flush()
+            kept.append(line)
+        else:
+            run.append(line)
+    flush()
+    return "\n".join(kept)
 
 
 def _signal_terms(text: str, vocabulary: _Vocabulary) -> dict[str, dict[str, str]]:
@@ -353,6 +385,7 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
 
     sentences = questions = items = 0
     either = False
+    dilemma: str | None = None
     for chunk in _CHUNK.findall(read):
         if _ITEM_START.match(chunk):
             items += 1
@@ -360,7 +393,12 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
             sentences += 1
         if "?" in chunk or "？" in chunk or (cjk and chunk.rstrip(" \t\n。").endswith(_QUESTION_PARTICLES)):
             questions += 1
-            either = either or vocabulary.either.search(chunk) is not None
+            offers = vocabulary.either.search(chunk) is not None
+            either = either or offers
+            if dilemma is None and not offers:  # "A or B?" is a choice between options, not a yes or no
+                opener = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2]
+                if (opened := vocabulary.dilemma.search(opener)) is not None:
+                    dilemma = opened.group().strip() or "yes/no question"
     add("questions", min(_QUESTION_CAP, questions * _QUESTION_POINTS), _plural(questions, "question"))
 
     terms = _signal_terms(read, vocabulary)
@@ -370,7 +408,9 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
     inline = sum(read.count(c) for c in _CIRCLED)
     if ")" in read or "）" in read:
         inline += len(_INLINE_PARTS.findall(read))
-    parts = items + sequence + semicolons + inline + max(0, sentences - 1)
+    # Clauses: "sales wants X, finance fears Y, support expects Z" weighs as much as three sentences.
+    commas = read.count(",") + read.count("，") + read.count("、")
+    parts = items + sequence + semicolons + inline + max(0, sentences - 1) + max(0, commas - _FREE_COMMAS)
     shape = [
         _plural(n, label)
         for n, label in (
@@ -379,24 +419,31 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
             (semicolons, "semicolon"),
             (inline, "numbered part"),
             (sentences, "sentence"),
+            (commas, "comma"),
         )
-        if n and (label != "sentence" or n > 1)
+        if n and (label not in ("sentence", "comma") or n > {"sentence": 1, "comma": _FREE_COMMAS}[label])
     ]
     add("structure", min(_STRUCTURE_CAP, parts * _STRUCTURE_POINTS), ", ".join(shape))
 
-    extra: dict[str, list[str]] = {"decision": [], "stakes": [], "facts": []}
+    extra: dict[str, list[str]] = {"decision": [], "stakes": [], "facts": [], "dilemma": []}
+    if dilemma is not None:
+        extra["dilemma"].append(f"yes/no question on what to do ({_shown([dilemma[:24]])})")
     if either:
         extra["decision"].append("either/or question")
     if _CURRENCY.search(read) or _AMOUNT.search(read):
         extra["stakes"].append("money")
     if ("%" in read or "％" in read or "百分之" in read) and _PERCENT.search(read):
         extra["facts"].append("percentages")
+    if dilemma is not None:  # "should we" opened the dilemma: the same words are not a second decision
+        terms["decision"] = {k: v for k, v in terms.get("decision", {}).items() if v not in dilemma}
     for signal in _SIGNALS:
         found = list(terms.get(signal.name, {}).values()) + extra.get(signal.name, [])
         if not found:
             continue
         points = min(signal.cap, signal.first + signal.each * (len(found) - 1))
-        add(signal.name, points, _shown(found))
+        # A branch is the alternative its "what if" asks for: the branch factor counts it, the hats still see it.
+        branching = signal.name == "ideation" and ctx.branch_origin is not None
+        add(signal.name, 0 if branching else points, _shown(found))
         for hat, share in signal.affinity:
             affinity[hat] += points * share
     if pasted:

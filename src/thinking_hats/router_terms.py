@@ -17,7 +17,7 @@ LANGUAGES = ("en", "de", "es", "fr", "pt", "zh", "ja")
 
 SIGNAL_TERMS: dict[str, dict[str, str]] = {
     "decision": {
-        "en": "should we, should i, should they, should you, should it, should the, should our, shall we, "
+        "en": "should we, should i, should they, should you, should it, should the, should our, shall we, do we, do i, "
         "ought we, do we go, choos*, chose, choice*, pick, picking, select, selecting, decid*, decision*, vs, "
         "versus, trade-off*, tradeoff*, trade off, option*, whether, prefer, preferable, compar*, "
         "pros and cons, instead of, rather than, go with, worth it, worth the, which one, which is better, "
@@ -81,7 +81,8 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "ways to, how might we, new approach*, other approach*, different approach*",
         "de": "brainstorm*, ~idee*, alternative*, was wäre wenn, was wenn, kreativ*, neuartig*, erfind*, "
         "innovati*, möglichkeiten, neu denken, überdenken, ausdenken, ansätze, anderen ansatz, wege",
-        "es": "lluvia de ideas, brainstorm*, idea*, alternativa*, qué pasaría si, y si, creativ*, novedos*, "
+        "es": "lluvia de ideas, brainstorm*, idea*, se te ocurren, se os ocurren, se le ocurren, "
+        "alternativa*, qué pasaría si, y si, creativ*, novedos*, "
         "innova*, inventar, imagin*, posibilidades, replantear, explorar, otras formas, nuevas formas, "
         "enfoques, otro enfoque",
         "fr": "remue-méninges, brainstorm*, idée*, alternative*, et si, créati*, innov*, inventer, imagin*, "
@@ -99,34 +100,42 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "colleague*, people, community, trust, burnout, burn-out, burned out, frustrat*, unhappy, anxi*, "
         "stress, stressed, stressful, emotion*, culture, hire, hiring, layoff*, patient*, family, families, parent*, "
         "child*, kids, student*, teacher*, manager*, boss, partner*, wife, husband, friend*, relationship*, "
-        "conflict*, upset, angry, worried, afraid, motivation, engineers, developers, nurses, doctors",
+        "conflict*, upset, angry, worried, afraid, motivation, engineers, developers, nurses, doctors, "
+        "mother, father, mom, dad, son, daughter, sister, brother, boyfriend, girlfriend, grandparents, co-founder",
         "de": "~team*, nutzer*, benutzer*, ~kunde*, ~kunden*, ~mitarbeit*, kolleg*, stakeholder, leute, "
         "menschen, gefühl*, fühlen, fühlt, stimmung, moral, vertrauen, burnout, frust*, unzufrieden*, "
         "angst, ängst*, stress*, emotion*, kultur, entlassung*, patient*, famili*, eltern, kinder, kind, "
         "schüler*, lehrer*, chef*, beziehung*, konflikt*, motivation, partner*, belegschaft, ärzte, pflege*, "
-        "entwickler*",
+        "entwickler*, "
+        "mutter, vater, sohn, tochter, schwester, bruder, ehefrau, ehemann, freundin, großeltern, betriebsrat",
         "es": "equipo*, usuario*, cliente*, empleado*, personal, colega*, gente, personas, sentir*, siente*, "
         "sentimiento*, moral, confianza, agotamiento, burnout, frustra*, descontent*, ansiedad, ansios*, "
         "estrés, estresad*, emocion*, cultura, contratar, contratación, despido*, paciente*, familia*, padres, "
         "hijos, hija*, hijo, alumnos, estudiantes, profesores, jefe*, relación, conflicto*, motivación, socio*, "
-        "plantilla, médicos, enfermer*, desarrolladores",
+        "plantilla, médicos, enfermer*, desarrolladores, "
+        "madre, padre, hermana, hermano, esposa, marido, pareja, novio, novia, abuelos, socia",
         "fr": "équipe*, utilisateur*, client*, employé*, salarié*, personnel, collègue*, gens, personnes, "
         "ressent*, sentiment*, moral, confiance, épuisement, burn-out, frustr*, mécontent*, anxi*, stress*, "
         "émotion*, culture, recrut*, licenciement*, patient*, famille*, parents, enfant*, élèves, étudiants, "
         "enseignants, professeurs, chef, manager*, relation*, conflit*, motivation, associé*, médecins, "
-        "infirmi*, développeurs",
+        "infirmi*, développeurs, "
+        "mère, père, fils, fille, sœur, frère, mari, compagnon, compagne, conjoint, grands-parents",
         "pt": "equipe*, equipa*, usuário*, utilizador*, cliente*, funcionário*, colaborador*, colega*, pessoas, "
         "gente, sentir*, sente*, sentimento*, moral, confiança, esgotamento, burnout, frustra*, insatisf*, "
         "ansiedade, ansios*, estresse, stress, emoç*, cultura, contratar, contratação, demiss*, paciente*, "
         "família*, pais, filhos, filha*, filho, alunos, estudantes, professores, chefe*, gestor*, relação, "
-        "relacionamento*, conflito*, motivação, sócio*, médicos, enfermeir*, desenvolvedores",
+        "relacionamento*, conflito*, motivação, sócio*, médicos, enfermeir*, desenvolvedores, "
+        "mãe, pai, irmã, irmão, esposa, marido, namorado, namorada, avós",
         "zh": "团队, 用户, 客户, 员工, 同事, 人员, 大家, 感受, 感觉, 情绪, 士气, 信任, 倦怠, 沮丧, 不满, 焦虑, 压力, "
         "文化, 招聘, 裁员, 患者, 病人, 家人, 家庭, 父母, 孩子, 学生, 老师, 经理, 老板, 关系, 冲突, 利益相关, "
-        "股东, 合作伙伴, 人心, 医生, 护士, 工程师, 开发者",
+        "股东, 合作伙伴, 人心, 医生, 护士, 工程师, 开发者, "
+        "妈妈, 母亲, 爸爸, 父亲, 我爸, 我妈, 儿子, 女儿, 姐姐, 哥哥, 妹妹, 弟弟, 妻子, 老婆, 丈夫, 老公, "
+        "男朋友, 女朋友, 爷爷, 奶奶",
         "ja": "チーム, ユーザー, 顧客, お客様, 社員, 従業員, 同僚, メンバー, 人々, 気持ち, 感情, 士気, "
         "モチベーション, 信頼, 燃え尽き, 不満, 不安, ストレス, 文化, 採用, 解雇, リストラ, 患者, 家族, 両親, "
         "子供, 子ども, 学生, 生徒, 先生, 教師, 上司, 部下, 関係, 対立, 利害関係者, ステークホルダー, 株主, "
-        "パートナー, 医師, 看護師, エンジニア, 開発者",
+        "パートナー, 医師, 看護師, エンジニア, 開発者, "
+        "母, 父, 息子, 娘, 姉, 兄, 妹, 弟, 妻, 夫, 彼氏, 彼女, 祖父, 祖母",
     },
     "opportunity": {
         "en": "benefit*, beneficial, opportunit*, upside*, gain*, advantage*, improv*, growth, payoff, "
@@ -149,26 +158,29 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "en": "what is, what are, what was, what were, what's, what does, what do, how many, how much, how long, "
         "how often, how do i, when did, when was, when is, when were, where is, where are, where was, who is, "
         "who was, who are, which version, define, definition, number of, ^data, statistic*, measure*, fact*, "
-        "evidence, source*, benchmark*, percent*, look up, convert, default, syntax, command",
+        "evidence, source*, benchmark*, percent*, look up, convert, default, syntax, command, estimate*, roughly, "
+        "rough, approximately, formula, difference between",
         "de": "was ist, was sind, was war, was bedeutet, wie viele, wie viel, wie lange, wie oft, wann, wo ist, "
         "wo sind, wer ist, wer war, welche version, definition, definier*, anzahl, daten, statistik*, "
-        "messung*, messwert*, fakten, beleg*, quelle*, prozent*, standardwert, befehl, syntax",
+        "messung*, messwert*, fakten, beleg*, quelle*, prozent*, standardwert, befehl, syntax, schätz*, ungefähr, "
+        "formel, unterschied zwischen",
         "es": "!qué es, !qué son, cuál es, cuáles son, cuántos, cuántas, cuánto, cuánta, !cuándo, !dónde, !quién, "
         "!qué significa, !qué versión, definición, defin*, número de, datos, estadística*, medición, hechos, "
-        "evidencia*, fuente*, porcentaje*, comando, sintaxis",
+        "evidencia*, fuente*, porcentaje*, comando, sintaxis, estim*, aproximad*, fórmula, diferencia entre",
         "fr": "qu'est-ce que, qu'est-ce qu, c'est quoi, quel est, quelle est, quels sont, quelles sont, combien, "
         "quand, !où est, !où sont, qui est, qui a, que signifie, que veut dire, quelle version, définition, "
         "défini*, nombre de, données, statistique*, mesure*, faits, preuve*, source*, pourcentage*, commande, "
-        "syntaxe",
+        "syntaxe, estim*, environ, approximati*, formule, différence entre",
         "pt": "o que é, o que são, qual é, quais são, quantos, quantas, quanto, quanta, quando foi, quando é, "
         "onde fica, onde está, quem é, quem foi, o que significa, qual versão, definição, defin*, número de, "
         "dados, estatística*, medição, fatos, factos, evidência*, fonte*, porcentage*, percentage*, comando, "
-        "sintaxe",
+        "sintaxe, estim*, aproximad*, fórmula, diferença entre",
         "zh": "是什么, 什么是, 多少, 几个, 多久, 多长, 何时, 什么时候, 哪里, 在哪, 谁是, 是谁, 定义, 数据, 统计, "
-        "测量, 事实, 证据, 来源, 百分比, 指什么, 什么意思, 哪一年, 哪个版本, 命令, 语法, 默认",
+        "测量, 事实, 证据, 来源, 百分比, 指什么, 什么意思, 哪一年, 哪个版本, 命令, 语法, 默认, 估算, 估计, 大概, "
+        "大约, 区别, 公式, 代表什么",
         "ja": "とは何, とは？, とは?, は何, 何ですか, 何が, いくつ, いくら, どのくらい, どれくらい, 何人, 何年, "
         "いつ, どこ, 誰, 定義, データ, 統計, 測定, 事実, 証拠, 出典, 割合, パーセント, 意味, 何時, コマンド, "
-        "構文, デフォルト",
+        "構文, デフォルト, 見積, 概算, およそ, ざっと, 違い, 総額, 何を表す, 計算",
     },
     "stakes": {
         "en": "irreversible, shut down, shutting down, close down, wind down, bankrupt*, insolven*, legal, "
@@ -204,6 +216,67 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "救急, 緊急, 契約, 戦略, 会社全体, 永続, 長期, キャリア, 退職, 辞め, 離婚, 投資, 資金調達, 拡大, 移転, "
         "価格, 市場, 事業, 再編, 売却, 断念",
     },
+    "planning": {
+        "en": "plan, planning, roadmap, rollout, roll out, schedule, timeline, milestone*, checkpoint*, in what order, "
+        "sequence, prepare, preparation, organise, organize, how do we organi*, onboarding, curriculum",
+        "de": "plane, planen, planung, plan, fahrplan, zeitplan, ablauf, reihenfolge, meilenstein*, vorbereiten, "
+        "bereite, vorbereitung, organisier*, einführung",
+        "es": "planificar, planifica, planificación, plan, hoja de ruta, calendario, cronograma, orden, etapas, "
+        "hitos, preparar, prepara, preparación, organizar, organizamos, organiza",
+        "fr": "planifier, planifie, planification, plan, feuille de route, calendrier, échéancier, ordre, étapes, "
+        "jalons, préparer, prépare, préparation, organiser, organise",
+        "pt": "planejar, planeje, planear, planejamento, plano, roteiro, cronograma, calendário, ordem, etapas, "
+        "marcos, preparar, prepare, preparação, organizar, organizamos",
+        "zh": "规划, 计划, 安排, 流程, 步骤, 时间表, 路线图, 里程碑, 准备, 筹备, 组织, 先后顺序",
+        "ja": "計画, 段取り, 手順, スケジュール, 体制, 整理, 準備, ロードマップ, 工程, 進め方",
+    },
+    "stakeholders": {
+        "en": "wants, want us, wanted, fear, fears, worries, insist*, object, objects, oppos*, against, disagree*, "
+        "demand*, refus*, argu*, push for, pushes, complain*, warn*, threaten*, divided, at odds, expects, "
+        "loves it, hates, asks for, waiting on us, "
+        "split on",
+        "de": "will, wollen, möchte, möchten, fürchtet, fürchten, befürchtet, sorgt sich, sorgen sich, besteht auf, "
+        "bestehen auf, dagegen, lehnt, widerspricht, uneinig, verlangt, verlangen, fordert, fordern, drängt, "
+        "drängen, warnt, beschwer*, beklagt, strikt, hält ihn, "
+        "gespalten, uneins",
+        "es": "quiere, quieren, teme, temen, preocupa, insiste*, se opone*, en contra, discrepa*, opinan distinto, "
+        "no están de acuerdo, exige*, exigen, reclama*, presiona*, advierte*, se queja*, quejado, prefiere*, pide, "
+        "piden, "
+        "dividid*",
+        "fr": "veut, veulent, craint, craignent, s'inquiète*, insiste*, s'oppose*, contre, pas d'accord, exige*, "
+        "réclame*, pousse*, avertit, se plaint, plaignent, préfère*, demande, demandent, "
+        "divisé*",
+        "pt": "quer, querem, teme, temem, preocupa*, insiste*, se opõe, se opõem, contra, discorda*, exige*, "
+        "reclama*, pressiona*, alerta*, queixa*, prefere*, pede, pedem, "
+        "dividid*",
+        "zh": "希望, 想要, 担心, 坚持, 反对, 不同意, 意见不一, 分歧, 要求, 抱怨, 投诉, 警告, 支持, 观望, "
+        "不想, 听到风声",
+        "ja": "希望, 望んで, 心配, 反対, 反発, 求め, 主張, 苦情, 意見が分かれ, ほしい, 言い, 声が",
+    },
+}
+
+# A yes/no question about what we or I should do ("Do we settle the suit?") is a decision whatever its words:
+# matched at the start of a question (Latin scripts, after any "¿") or anywhere in it (Chinese, Japanese).
+# Questions asking for a fact open with a question word, which these leave out.
+# Question words, and verbs that ask about facts or abilities ("¿Necesito visado?"), are not decisions.
+_ES_WH = (
+    "qué|que|cuál|cual|cuáles|cómo|como|cuándo|cuando|dónde|donde|quién|quien|cuánto|cuanto|cuántos|cuántas|por|"
+    "necesito|necesitamos|tengo|tenemos|sé|sabemos|puedo|podemos|hay|algo|todo|solo"
+)
+_PT_WH = (
+    "o|que|qual|quais|como|quando|onde|quem|quanto|quantos|quantas|por|porque|preciso|precisamos|tenho|temos|sei|"
+    "sabemos|posso|podemos|há|algo|tudo|só"
+)
+DECISION_QUESTIONS: dict[str, str] = {
+    "en": r"^(?:so,? )?(?:do|should|shall|must) (?:we|i)\b(?! (?:need|have|know|get)\b)|^is it (?:time|worth|wise)\b",
+    "de": r"^\w+ (?:wir|ich)\b",  # the verb first: "Schließen wir das Werk?", "Soll ich es ihm sagen?"
+    "es": rf"^(?:(?:le|lo|la|les|los|las|me|nos|se|te) )?(?!(?:{_ES_WH})\b)\w+(?:amos|emos|imos|o)\b",
+    "fr": r"^(?:doit-on|faut-il|devons-nous|devrions-nous|dois-je|devrais-je|peut-on|pouvons-nous|allons-nous|"
+    r"va-t-on|est-ce qu'on|est-ce que nous|est-ce que je|on \w+)\b",
+    "pt": rf"^(?:(?:o|a|lhe|me|nos|se|te) )?(?!(?:{_PT_WH})\b)\w+(?:amos|emos|imos|o)\b",
+    "zh": r"要不要|该不该|应不应该|是否|还要不要|我们(?:该|应该|要)|我(?:该|应该|要不要)",
+    "ja": r"^(?!.*(?:何|いつ|どこ|誰|どう|どの|いくつ|いくら|どれ|なぜ|どちら)).*(?:べきか|べきですか|べきでしょうか|"
+    r"しますか|しましょうか|するか)[。？?\s]*$",
 }
 
 # Words that announce the parts of a multi-part thought (counted as structure).
