@@ -100,6 +100,10 @@ async def open_postgres(url: str) -> PostgresBackend:
         # A replica outlives restarts of the database: a connection found dead is replaced, not handed out.
         check=psycopg_pool.AsyncConnectionPool.check_connection,
         timeout=10,
+        # A failed reconnection is retried with a doubling delay until this gives up, and a new attempt starts
+        # only then: the default (300 s) left a replica failing for as long again as the database had been down.
+        # Giving up within one request's wait means the first request after a restart reconnects at once.
+        reconnect_timeout=10,
     )
     try:
         await pool.open(wait=True, timeout=10)
