@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Literal
@@ -105,7 +106,7 @@ _SIGNALS: tuple[_Signal, ...] = (
     _Signal("stakes", 10, 4, 18, (("critical", 0.6), ("factual", 0.4))),
     _Signal("stakeholders", 8, 5, 22, (("emotional", 0.5), ("critical", 0.5))),
     _Signal("planning", 22, 3, 26, (("critical", 0.5), ("factual", 0.3), ("creative", 0.2))),
-    _Signal("ideation", 22, 3, 28, (("creative", 1.0), ("optimistic", 0.25))),
+    _Signal("ideation", 26, 3, 30, (("creative", 1.0), ("optimistic", 0.25))),
     _Signal("people", 10, 3, 16, (("emotional", 1.0),)),
     _Signal("opportunity", 6, 3, 12, (("optimistic", 1.0),)),
     # Few points (a fact question is simple) but a strong pull towards the factual hat.
@@ -118,17 +119,18 @@ _WINDOW = {"latin": (3000, 2200), "cjk": (1500, 1100)}
 _PASTED_AFFINITY = 14.0  # pasted material is evidence to read: a pull towards the factual hat
 _LONG_LIST = 8  # a list longer than this is data pasted in, not parts of the thought
 _LENGTH_FREE_WORDS = 12  # a one-liner costs nothing for its length
-_LENGTH_POINTS_PER_WORD = 0.25
+_LENGTH_POINTS_PER_WORD = 0.35
 _LENGTH_CAP = 20.0
 _CJK_WORDS_PER_CHAR = {"zh": 0.6, "ja": 0.45}  # a Chinese or Japanese character carries about this much of a word
 _QUESTION_POINTS, _QUESTION_CAP = 3.0, 10.0
-_STRUCTURE_POINTS, _STRUCTURE_CAP = 4.0, 20.0
+_STRUCTURE_POINTS, _STRUCTURE_CAP = 5.0, 20.0
 _FREE_COMMAS = 1  # a comma or two is style; more is a list of clauses
-_REVISION_POINTS = 24.0
+_REVISION_POINTS = 20.0
 _BRANCH_POINTS = 22.0
 _LOW_CONFIDENCE = 0.5
 _LOW_CONFIDENCE_POINTS = 22.0  # plus up to 10 more as confidence falls to 0
 _RUN_LINES, _RUN_CHARS = 6, 300  # this many lines in a row, this long, with no question among them, are material
+_FRAGMENT_LINES = 2  # in a thought with material, a run this long is more of it
 
 # --- layout: what is pasted material, what is prose -----------------------------------------------------------
 # Line patterns start with a literal newline (the text gets one in front) so the regex engine jumps from line
@@ -165,7 +167,8 @@ _CHUNK = re.compile(r"[^.!?。！？\n]*(?:[.!?]+(?=[^\s.!?])[^.!?。！？\n]*)
 _QUESTION_PARTICLES = ("か", "かな", "吗", "呢")  # a question without a question mark
 _INLINE_PARTS = re.compile(r"(?<!\w)(?:\(\d\)|\d\)|（\d）)")
 _CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
-_JA_EITHER = re.compile(r"か[^。？?\s]{1,30}か(?:[、，,で]|を|どう|迷)")
+# Japanese "A か B か": "続けるか、集約するか。" or "PostgreSQLかMongoDBか、"; not "何か月で…されますか？".
+_JA_EITHER = re.compile(r"か[、，,][^。？?\s]{1,40}か(?:[。？?を で]|どう|迷|$)|か[^。？?\s、]{1,20}か[、，,]")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 _KANA = re.compile(r"[\u3040-\u30ff]")
@@ -278,7 +281,7 @@ def _language(text: str) -> str:
     cjk = len(_CJK.findall(head))
     if cjk >= 2 and cjk * 4 > len(head) - head.count(" "):
         return "ja" if len(_KANA.findall(head)) >= 2 else "zh"
-    counts = {lang: sum(head.count(c) for c in LETTERS.get(lang, "")) for lang in STOPWORDS}
+    counts = {lang: sum(head.count(c) for c in LETTERS.get(lang, ())) for lang in STOPWORDS}
     stopwords = _stopwords()
     for word in _LETTERS.findall(head):
         if (lang := stopwords.get(word)) is not None:
@@ -293,44 +296,52 @@ def _prose(text: str) -> tuple[str, int, int]:
     if "```" in prose or "~~~" in prose:
         prose = _FENCED.sub("\n", prose)
     prose = _PASTED_LINE.sub("", prose)
-    prose = _material_runs(prose)
+    runs = _material_runs(prose)
     listed = 0
-    if len(_LIST_ITEM.findall(prose)) > _LONG_LIST:
-        prose, listed = _LIST_ITEM.subn("", prose)
-    return prose, max(0, len(text) + 1 - len(prose)), listed
+    # A long list is data; so is any list in a thought that has shown other material (a report's own list).
+    if len(_LIST_ITEM.findall(runs)) > (_LONG_LIST if runs == prose else 0):
+        runs, listed = _LIST_ITEM.subn("", runs)
+    return runs, max(0, len(text) + 1 - len(runs)), listed
 
 
 def _material_runs(prose: str) -> str:
-    """The prose without runs of lines that no sentence of the user's breaks: tables, documents, output."""
+    """The prose without material: runs of lines that no sentence of the user's breaks (tables, documents, output).
+
+    A paragraph's lines are cut into runs by questions and list items (those stay prose: the ask, or a list the
+    long-list rule weighs); a run of _RUN_LINES lines and _RUN_CHARS characters is material. Once a thought has
+    shown material, its shorter runs (the fragments between blank lines of a dump) are taken to be more of it.
+    """
     if prose.count("\n") < _RUN_LINES:
         return prose
-    kept: list[str] = []
-    run: list[str] = []
-
-    def flush() -> None:
-        if len(run) < _RUN_LINES or sum(map(len, run)) < _RUN_CHARS:
-            kept.extend(run)
-        run.clear()
-
-    for line in prose.split("\n"):
-        stripped = line.rstrip()
-        # Asks ("...?"), introductions ("Here is the log:") and list items (see _LONG_LIST) break a run.
-        if not stripped or stripped[-1] in "?？:：" or _ITEM_START.match(line):
-            flush()
-            kept.append(line)
+    lines = prose.split("\n")
+    runs: list[list[int]] = [[]]
+    asks: set[int] = set()
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped or stripped[-1] in "?？" or _ITEM_START.match(line):
+            runs.append([])
+            asks.add(number)
         else:
-            run.append(line)
-    flush()
-    return "\n".join(kept)
+            runs[-1].append(number)
+
+    def long(run: list[int]) -> bool:
+        return len(run) >= _RUN_LINES and sum(len(lines[i]) for i in run) >= _RUN_CHARS
+
+    material = {i for run in runs if long(run) for i in run[lines[run[0]].rstrip().endswith((":", "：")) :]}
+    if material:
+        material |= {i for run in runs if len(run) >= _FRAGMENT_LINES for i in run}
+    return "\n".join(line for i, line in enumerate(lines) if i not in material)
 
 
-def _signal_terms(text: str, vocabulary: _Vocabulary) -> dict[str, dict[str, str]]:
-    """Per signal, {term or stem: the first form seen}, in order of appearance (a stem's forms count once)."""
+def _signal_terms(text: str, vocabulary: _Vocabulary) -> tuple[dict[str, dict[str, str]], Counter[str]]:
+    """Per signal, {term or stem: the first form seen} in order of appearance (a stem's forms count once), and
+    how many times the signal's terms occur in all."""
     found: dict[str, dict[str, str]] = {}
+    occurrences: Counter[str] = Counter()
     matches = vocabulary.words.findall(text)
     if vocabulary.inside is not None:
         matches += vocabulary.inside.findall(text)
-    for surface in dict.fromkeys(matches):  # each form once: a long thought repeats its words
+    for surface, times in Counter(matches).items():  # each form once: a long thought repeats its words
         term = " ".join(surface.split())
         key = term
         name = vocabulary.signal_of.get(term)
@@ -340,7 +351,8 @@ def _signal_terms(text: str, vocabulary: _Vocabulary) -> dict[str, dict[str, str
                 break
         if name is not None:
             found.setdefault(name, {}).setdefault(key, term)
-    return found
+            occurrences[name] += times
+    return found, occurrences
 
 
 def _shown(terms: list[str], limit: int = 4) -> str:
@@ -401,7 +413,7 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
                     dilemma = opened.group().strip() or "yes/no question"
     add("questions", min(_QUESTION_CAP, questions * _QUESTION_POINTS), _plural(questions, "question"))
 
-    terms = _signal_terms(read, vocabulary)
+    terms, occurrences = _signal_terms(read, vocabulary)
     items = 0 if listed else items
     sequence = len(terms.pop("structure", ()))
     semicolons = read.count(";") + read.count("；")
@@ -440,7 +452,11 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
         found = list(terms.get(signal.name, {}).values()) + extra.get(signal.name, [])
         if not found:
             continue
-        points = min(signal.cap, signal.first + signal.each * (len(found) - 1))
+        count = len(found)
+        if signal.name == "stakeholders" and occurrences[signal.name] > count:  # "sales wants.., finance wants.."
+            count = occurrences[signal.name]
+            found[-1] += f" ({count} positions)"
+        points = min(signal.cap, signal.first + signal.each * (count - 1))
         # A branch is the alternative its "what if" asks for: the branch factor counts it, the hats still see it.
         branching = signal.name == "ideation" and ctx.branch_origin is not None
         add(signal.name, 0 if branching else points, _shown(found))

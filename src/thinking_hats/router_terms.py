@@ -17,140 +17,131 @@ LANGUAGES = ("en", "de", "es", "fr", "pt", "zh", "ja")
 
 SIGNAL_TERMS: dict[str, dict[str, str]] = {
     "decision": {
-        "en": "should we, should i, should they, should you, should it, should the, should our, shall we, do we, do i, "
-        "ought we, do we go, choos*, chose, choice*, pick, picking, select, selecting, decid*, decision*, vs, "
-        "versus, trade-off*, tradeoff*, trade off, option*, whether, prefer, preferable, compar*, "
-        "pros and cons, instead of, rather than, go with, worth it, worth the, which one, which is better, "
-        "would it be better, is it better, better off, weigh*, keep or, or not",
+        "en": "should we, should i, should they, should you, should it, should the, should our, shall we, do we, "
+        "do i, ought we, do we go, choos*, chose, choice*, pick, picking, select, selecting, decid*, decision*, vs, "
+        "versus, trade-off*, tradeoff*, trade off, option*, whether, prefer, preferable, compar*, pros and cons, "
+        "instead of, rather than, go with, worth it, worth the, which one, which is better, would it be better, "
+        "is it better, better off, weigh*, keep or, or not",
         "de": "sollen wir, sollten wir, soll ich, sollte ich, soll man, sollte man, sollen die, müssen wir uns, "
         "~entscheid*, wählen, wählt, auswahl, auswählen, abwäg*, abwägung, option*, ob wir, ob ich, ob man, "
-        "vor- und nachteile, vorteile und nachteile, stattdessen, anstatt, statt, lieber, ~vergleich*, "
-        "lohnt sich, lohnt es sich, welche variante, welche option, versus, vs, trade-off*, alternativ oder",
+        "vor- und nachteile, vorteile und nachteile, stattdessen, anstatt, statt, lieber, ~vergleich*, lohnt sich, "
+        "lohnt es sich, welche variante, welche option, versus, vs, trade-off*, alternativ oder",
         "es": "deberíamos, debemos, debería, debo, conviene, convendría, decid*, decisión, decisiones, elegir, "
-        "elijo, elegimos, elección, escoger, opción, opciones, ventajas y desventajas, pros y contras, "
-        "en lugar de, en vez de, compar*, vale la pena, frente a, versus, vs, si deberíamos, nos quedamos, "
-        "mantener o",
-        "fr": "devrions-nous, devons-nous, faut-il, dois-je, devrais-je, devrait-on, doit-on, devrions, "
-        "devrait-il, choisir, choix, décid*, décision*, option*, avantages et inconvénients, pour et contre, "
-        "au lieu de, plutôt que, compar*, vaut-il la peine, vaut la peine, arbitrage*, versus, vs, "
-        "garder ou",
+        "elijo, elegimos, elección, escoger, opción, opciones, ventajas y desventajas, pros y contras, en lugar de, "
+        "en vez de, compar*, vale la pena, frente a, versus, vs, si deberíamos, nos quedamos, mantener o",
+        "fr": "devrions-nous, devons-nous, faut-il, dois-je, devrais-je, devrait-on, doit-on, devrions, devrait-il, "
+        "choisir, choix, décid*, décision*, option*, avantages et inconvénients, pour et contre, au lieu de, "
+        "plutôt que, compar*, vaut-il la peine, vaut la peine, arbitrage*, versus, vs, garder ou",
         "pt": "devemos, deveríamos, devo, deveria, decid*, decisão, decisões, escolher, escolha*, opção, opções, "
         "prós e contras, vantagens e desvantagens, em vez de, ao invés de, compar*, vale a pena, versus, vs, "
         "manter ou",
         "zh": "是否, 要不要, 该不该, 应不应该, 应该, 选择, 选哪, 决定, 决策, 取舍, 权衡, 利弊, 优缺点, 方案, 选项, "
         "对比, 比较, 值不值得, 值得吗, 哪个更好, 哪一个, 哪种",
-        "ja": "べきか, べきでしょうか, べきですか, すべき, 選ぶ, 選択, 決める, 決定, 判断, 検討, 比較, トレードオフ, "
-        "メリットとデメリット, メリット・デメリット, 長所と短所, 選択肢, どちら, か否か, かどうか, "
-        "どっち, 続けるか, やめるか",
+        "ja": "べきか, べきでしょうか, べきですか, すべき, 選ぶ, 選択, 決める, 決定, 検討, 比較, トレードオフ, "
+        "メリットとデメリット, メリット・デメリット, 長所と短所, 選択肢, どちら, か否か, かどうか, どっち, "
+        "続けるか, やめるか",
     },
     "risk": {
         "en": "risk*, fail*, security, insecure, vulnerab*, outage*, downtime, danger*, downside*, breach*, "
         "attack*, exploit*, regression*, bug*, break, breaks, breaking, broken, crash, crashes, data loss, "
-        "go wrong, goes wrong, going wrong, worst case, threat*, unsafe, safety, liabilit*, compliance, "
-        "rollback, roll back, incident*, side effect*, contraindicat*, lawsuit*, penalt*, fines, harm*, "
-        "damag*, leak*, corrupt*, mistake*, concern*, pitfall*, hazard*, adverse, complication*, misconduct",
+        "go wrong, goes wrong, going wrong, worst case, threat*, unsafe, safety, liabilit*, compliance, rollback, "
+        "roll back, incident*, side effect*, contraindicat*, lawsuit*, penalt*, fines, harm*, damag*, leak*, "
+        "corrupt*, mistake*, concern*, pitfall*, hazard*, adverse, complication*, misconduct",
         "de": "~risik*, riskant, ~gefahr*, gefährlich*, ~ausfall, ~ausfälle, ~störung*, ~sicherheit*, "
-        "~sicherheitslücke*, schwachstelle*, angriff*, fehlschlag*, scheitern, scheitert, schiefgehen, "
-        "schiefgeht, schief gehen, ~nachteil*, ~datenverlust*, vorfall, vorfälle, haftung, compliance, "
-        "nebenwirkung*, absturz, abstürze, bedrohung*, ~datenschutz*, bußgeld*, klage*, fehler, schaden, "
-        "schäden, bedenken, gegenanzeige*, komplikation*, verstoß, verstöße",
-        "es": "riesgo*, arriesgad*, peligro*, fallo*, falla*, fracas*, caída*, interrupción, seguridad, "
-        "vulnerab*, ataque*, brecha*, desventaja*, pérdida de datos, incidente*, efectos secundarios, "
-        "efecto secundario, salir mal, sale mal, responsabilidad legal, multa*, amenaza*, inseguro*, "
-        "daño*, perjuicio*, contraindica*, complicacion*, complicación, incumplimiento, sanción, sanciones, "
-        "demanda judicial, error*",
-        "fr": "risque*, risqué*, dangereu*, danger*, panne*, défaillance*, échec*, échouer, sécurité, "
-        "vulnérab*, attaque*, faille*, inconvénient*, perte de données, incident*, effets secondaires, "
-        "effet secondaire, effets indésirables, mal tourner, tourner mal, responsabilité, conformité, "
-        "amende*, menace*, régression*, plantage*, contre-indication*, dommage*, préjudice*, complication*, "
-        "sanction*, procès, erreur*",
+        "~sicherheitslücke*, schwachstelle*, angriff*, fehlschlag*, scheitern, scheitert, schiefgehen, schiefgeht, "
+        "schief gehen, ~nachteil*, ~datenverlust*, vorfall, vorfälle, haftung, compliance, nebenwirkung*, absturz, "
+        "abstürze, bedrohung*, ~datenschutz*, bußgeld*, klage*, fehler, schaden, schäden, bedenken, gegenanzeige*, "
+        "komplikation*, verstoß, verstöße",
+        "es": "riesgo*, arriesgad*, peligro*, fallo*, falla*, fracas*, caída*, interrupción, seguridad, vulnerab*, "
+        "ataque*, brecha*, desventaja*, pérdida de datos, incidente*, efectos secundarios, efecto secundario, "
+        "salir mal, sale mal, responsabilidad legal, multa*, amenaza*, inseguro*, daño*, perjuicio*, contraindica*, "
+        "complicacion*, complicación, incumplimiento, sanción, sanciones, demanda judicial, error*",
+        "fr": "risque*, risqué*, dangereu*, danger*, panne*, défaillance*, échec*, échouer, sécurité, vulnérab*, "
+        "attaque*, faille*, inconvénient*, perte de données, incident*, effets secondaires, effet secondaire, "
+        "effets indésirables, mal tourner, tourner mal, responsabilité, conformité, amende*, menace*, régression*, "
+        "plantage*, contre-indication*, dommage*, préjudice*, complication*, sanction*, procès, erreur*",
         "pt": "risco*, arriscad*, perigo*, falha*, falhar, fracass*, queda*, indisponibilidade, segurança, "
         "vulnerab*, ataque*, violação, desvantage*, perda de dados, incidente*, efeitos colaterais, "
-        "efeito colateral, dar errado, der errado, responsabilidade, conformidade, multa*, ameaça*, "
-        "regressão, travamento*, dano*, prejuízo*, contraindica*, complicaç*, sanção, sanções, processo judicial, "
-        "erro*",
-        "zh": "风险, 危险, 故障, 宕机, 停机, 失败, 安全, 漏洞, 攻击, 泄露, 缺点, 弊端, 坏处, 数据丢失, 事故, 副作用, "
-        "出错, 出问题, 合规, 责任, 罚款, 威胁, 回滚, 崩溃, 隐患, 后果, 损失, 违规, 诉讼, 并发症, 禁忌",
+        "efeito colateral, dar errado, der errado, responsabilidade, conformidade, multa*, ameaça*, regressão, "
+        "travamento*, dano*, prejuízo*, contraindica*, complicaç*, sanção, sanções, processo judicial, erro*",
+        "zh": "风险, 危险, 故障, 宕机, 停机, 失败, 安全, 漏洞, 攻击, 泄露, 缺点, 弊端, 坏处, 数据丢失, 事故, "
+        "副作用, 出错, 出问题, 合规, 责任, 罚款, 威胁, 回滚, 崩溃, 隐患, 后果, 损失, 违规, 诉讼, 并发症, 禁忌",
         "ja": "リスク, 危険, 障害, ダウンタイム, 失敗, セキュリティ, 安全, 脆弱性, 攻撃, 漏洩, 漏えい, デメリット, "
         "欠点, データ損失, 事故, インシデント, 副作用, 不具合, コンプライアンス, 責任, 罰金, 脅威, ロールバック, "
         "クラッシュ, 懸念, 損失, 違反, 訴訟, 合併症, 禁忌, 問題が起き, 問題になる",
     },
     "ideation": {
         "en": "brainstorm*, idea, ideas, alternative*, what if, novel, creative*, creativity, invent*, imagine, "
-        "reimagine, innovat*, unconventional, possibilit*, rethink, out of the box, come up with, explore, "
-        "ways to, how might we, new approach*, other approach*, different approach*",
-        "de": "brainstorm*, ~idee*, alternative*, was wäre wenn, was wenn, kreativ*, neuartig*, erfind*, "
-        "innovati*, möglichkeiten, neu denken, überdenken, ausdenken, ansätze, anderen ansatz, wege",
-        "es": "lluvia de ideas, brainstorm*, idea*, se te ocurren, se os ocurren, se le ocurren, "
-        "alternativa*, qué pasaría si, y si, creativ*, novedos*, "
-        "innova*, inventar, imagin*, posibilidades, replantear, explorar, otras formas, nuevas formas, "
-        "enfoques, otro enfoque",
-        "fr": "remue-méninges, brainstorm*, idée*, alternative*, et si, créati*, innov*, inventer, imagin*, "
+        "reimagine, innovat*, unconventional, possibilit*, rethink, out of the box, come up with, explore, ways to, "
+        "how might we, new approach*, other approach*, different approach*",
+        "de": "brainstorm*, ~idee*, alternative*, was wäre wenn, was wenn, kreativ*, neuartig*, erfind*, innovati*, "
+        "möglichkeiten, neu denken, überdenken, ausdenken, ansätze, anderen ansatz, wege",
+        "es": "lluvia de ideas, brainstorm*, idea*, se te ocurren, se os ocurren, se le ocurren, alternativa*, "
+        "qué pasaría si, y si, creativ*, novedos*, innova*, inventar, imaginemos, posibilidades, replantear, "
+        "explorar, otras formas, nuevas formas, enfoques, otro enfoque",
+        "fr": "remue-méninges, brainstorm*, idée*, alternative*, et si, créati*, innov*, inventer, imaginons, "
         "possibilités, repenser, explorer, autres façons, nouvelles façons, autres manières, approches, "
         "autre approche",
-        "pt": "brainstorm*, ideia*, alternativa*, e se, criativ*, inova*, inventar, imagin*, possibilidades, "
+        "pt": "brainstorm*, ideia*, alternativa*, e se, criativ*, inova*, inventar, imaginemos, possibilidades, "
         "repensar, explorar, outras formas, novas formas, abordagens, outra abordagem",
         "zh": "头脑风暴, 想法, 点子, 创意, 替代方案, 其他方案, 其他办法, 别的办法, 创新, 新颖, 发明, 想象, 可能性, "
-        "重新思考, 探索, 集思广益, 有什么办法, 新思路, 思路",
+        "重新思考, 探索, 集思广益, 有什么办法, 新思路, 思路, 怎么让, 如何让, 有什么办法让",
         "ja": "ブレインストーミング, ブレスト, アイデア, アイディア, 代替案, 別の方法, 他の方法, 創造, 創意, 革新, "
         "イノベーション, 斬新, 発明, 想像, 可能性, 見直, 案を出, 新しい方法, 工夫",
     },
     "people": {
         "en": "team*, user*, customer*, client*, feel, feels, feeling*, morale, stakeholder*, employee*, staff, "
-        "colleague*, people, community, trust, burnout, burn-out, burned out, frustrat*, unhappy, anxi*, "
-        "stress, stressed, stressful, emotion*, culture, hire, hiring, layoff*, patient*, family, families, parent*, "
+        "colleague*, people, community, trust, burnout, burn-out, burned out, frustrat*, unhappy, anxi*, stress, "
+        "stressed, stressful, emotion*, culture, hire, hiring, layoff*, patient*, family, families, parent*, "
         "child*, kids, student*, teacher*, manager*, boss, partner*, wife, husband, friend*, relationship*, "
-        "conflict*, upset, angry, worried, afraid, motivation, engineers, developers, nurses, doctors, "
-        "mother, father, mom, dad, son, daughter, sister, brother, boyfriend, girlfriend, grandparents, co-founder",
-        "de": "~team*, nutzer*, benutzer*, ~kunde*, ~kunden*, ~mitarbeit*, kolleg*, stakeholder, leute, "
-        "menschen, gefühl*, fühlen, fühlt, stimmung, moral, vertrauen, burnout, frust*, unzufrieden*, "
-        "angst, ängst*, stress*, emotion*, kultur, entlassung*, patient*, famili*, eltern, kinder, kind, "
-        "schüler*, lehrer*, chef*, beziehung*, konflikt*, motivation, partner*, belegschaft, ärzte, pflege*, "
-        "entwickler*, "
-        "mutter, vater, sohn, tochter, schwester, bruder, ehefrau, ehemann, freundin, großeltern, betriebsrat",
+        "conflict*, upset, angry, worried, afraid, motivation, engineers, developers, nurses, doctors, mother, "
+        "father, mom, dad, son, daughter, sister, brother, boyfriend, girlfriend, grandparents, co-founder",
+        "de": "~team*, nutzer*, benutzer*, ~kunde*, ~kunden*, ~mitarbeit*, kolleg*, stakeholder, leute, menschen, "
+        "gefühl*, fühlen, fühlt, stimmung, moral, vertrauen, burnout, frust*, unzufrieden*, angst, ängst*, stress*, "
+        "emotion*, kultur, entlassung*, patient*, famili*, eltern, kinder, kind, schüler*, lehrer*, chef*, "
+        "beziehung*, konflikt*, motivation, partner*, belegschaft, ärzte, pflege*, entwickler*, mutter, vater, "
+        "sohn, tochter, schwester, bruder, ehefrau, ehemann, freundin, großeltern, betriebsrat",
         "es": "equipo*, usuario*, cliente*, empleado*, personal, colega*, gente, personas, sentir*, siente*, "
-        "sentimiento*, moral, confianza, agotamiento, burnout, frustra*, descontent*, ansiedad, ansios*, "
-        "estrés, estresad*, emocion*, cultura, contratar, contratación, despido*, paciente*, familia*, padres, "
-        "hijos, hija*, hijo, alumnos, estudiantes, profesores, jefe*, relación, conflicto*, motivación, socio*, "
-        "plantilla, médicos, enfermer*, desarrolladores, "
-        "madre, padre, hermana, hermano, esposa, marido, pareja, novio, novia, abuelos, socia",
-        "fr": "équipe*, utilisateur*, client*, employé*, salarié*, personnel, collègue*, gens, personnes, "
-        "ressent*, sentiment*, moral, confiance, épuisement, burn-out, frustr*, mécontent*, anxi*, stress*, "
-        "émotion*, culture, recrut*, licenciement*, patient*, famille*, parents, enfant*, élèves, étudiants, "
-        "enseignants, professeurs, chef, manager*, relation*, conflit*, motivation, associé*, médecins, "
-        "infirmi*, développeurs, "
+        "sentimiento*, moral, confianza, agotamiento, burnout, frustra*, descontent*, ansiedad, ansios*, estrés, "
+        "estresad*, emocion*, cultura, contratar, contratación, despido*, paciente*, familia*, padres, hijos, "
+        "hija*, hijo, alumnos, estudiantes, profesores, jefe*, relación, conflicto*, motivación, socio*, plantilla, "
+        "médicos, enfermer*, desarrolladores, madre, padre, hermana, hermano, esposa, marido, pareja, novio, novia, "
+        "abuelos, socia",
+        "fr": "équipe*, utilisateur*, client*, employé*, salarié*, personnel, collègue*, gens, personnes, ressent*, "
+        "sentiment*, moral, confiance, épuisement, burn-out, frustr*, mécontent*, anxi*, stress*, émotion*, "
+        "culture, recrut*, licenciement*, patient*, famille*, parents, enfant*, élèves, étudiants, enseignants, "
+        "professeurs, chef, manager*, relation*, conflit*, motivation, associé*, médecins, infirmi*, développeurs, "
         "mère, père, fils, fille, sœur, frère, mari, compagnon, compagne, conjoint, grands-parents",
         "pt": "equipe*, equipa*, usuário*, utilizador*, cliente*, funcionário*, colaborador*, colega*, pessoas, "
         "gente, sentir*, sente*, sentimento*, moral, confiança, esgotamento, burnout, frustra*, insatisf*, "
         "ansiedade, ansios*, estresse, stress, emoç*, cultura, contratar, contratação, demiss*, paciente*, "
         "família*, pais, filhos, filha*, filho, alunos, estudantes, professores, chefe*, gestor*, relação, "
-        "relacionamento*, conflito*, motivação, sócio*, médicos, enfermeir*, desenvolvedores, "
-        "mãe, pai, irmã, irmão, esposa, marido, namorado, namorada, avós",
-        "zh": "团队, 用户, 客户, 员工, 同事, 人员, 大家, 感受, 感觉, 情绪, 士气, 信任, 倦怠, 沮丧, 不满, 焦虑, 压力, "
-        "文化, 招聘, 裁员, 患者, 病人, 家人, 家庭, 父母, 孩子, 学生, 老师, 经理, 老板, 关系, 冲突, 利益相关, "
-        "股东, 合作伙伴, 人心, 医生, 护士, 工程师, 开发者, "
-        "妈妈, 母亲, 爸爸, 父亲, 我爸, 我妈, 儿子, 女儿, 姐姐, 哥哥, 妹妹, 弟弟, 妻子, 老婆, 丈夫, 老公, "
-        "男朋友, 女朋友, 爷爷, 奶奶",
+        "relacionamento*, conflito*, motivação, sócio*, médicos, enfermeir*, desenvolvedores, mãe, pai, irmã, "
+        "irmão, esposa, marido, namorado, namorada, avós",
+        "zh": "团队, 用户, 客户, 员工, 同事, 人员, 大家, 感受, 感觉, 情绪, 士气, 信任, 倦怠, 沮丧, 不满, 焦虑, "
+        "压力, 文化, 招聘, 裁员, 患者, 病人, 家人, 家庭, 父母, 孩子, 学生, 老师, 经理, 老板, 关系, 冲突, 利益相关, "
+        "股东, 合作伙伴, 人心, 医生, 护士, 工程师, 开发者, 妈妈, 母亲, 爸爸, 父亲, 我爸, 我妈, 儿子, 女儿, 姐姐, "
+        "哥哥, 妹妹, 弟弟, 妻子, 老婆, 丈夫, 老公, 男朋友, 女朋友, 爷爷, 奶奶, 家长, 居民, 疲惫",
         "ja": "チーム, ユーザー, 顧客, お客様, 社員, 従業員, 同僚, メンバー, 人々, 気持ち, 感情, 士気, "
-        "モチベーション, 信頼, 燃え尽き, 不満, 不安, ストレス, 文化, 採用, 解雇, リストラ, 患者, 家族, 両親, "
-        "子供, 子ども, 学生, 生徒, 先生, 教師, 上司, 部下, 関係, 対立, 利害関係者, ステークホルダー, 株主, "
-        "パートナー, 医師, 看護師, エンジニア, 開発者, "
-        "母, 父, 息子, 娘, 姉, 兄, 妹, 弟, 妻, 夫, 彼氏, 彼女, 祖父, 祖母",
+        "モチベーション, 信頼, 燃え尽き, 不満, 不安, ストレス, 文化, 採用, 解雇, リストラ, 患者, 家族, 両親, 子供, "
+        "子ども, 学生, 生徒, 先生, 教師, 上司, 部下, 関係, 対立, 利害関係者, ステークホルダー, 株主, パートナー, "
+        "医師, 看護師, エンジニア, 開発者, 母, 父, 息子, 娘, 姉, 兄, 妹, 弟, 妻, 夫, 彼氏, 彼女, 祖父, 祖母, 住民, "
+        "疲弊, 保護者, 市民",
     },
     "opportunity": {
-        "en": "benefit*, beneficial, opportunit*, upside*, gain*, advantage*, improv*, growth, payoff, "
-        "potential, leverage, saving*, faster, cheaper, best case, value, revenue, profit*, roi, efficien*, "
-        "win, wins, winning",
-        "de": "~vorteil*, nutzen, ~chance*, gelegenheit*, potenzial, ~wachstum*, verbesser*, einsparung*, "
-        "sparen, schneller, günstiger, billiger, gewinn*, umsatz, rendite, mehrwert, effizien*",
+        "en": "benefit*, beneficial, opportunit*, upside*, gain*, advantage*, improv*, growth, payoff, potential, "
+        "leverage, saving*, faster, cheaper, best case, value, revenue, profit*, roi, efficien*, win, wins, "
+        "winning",
+        "de": "~vorteil*, nutzen, ~chance*, gelegenheit*, potenzial, ~wachstum*, verbesser*, einsparung*, sparen, "
+        "schneller, günstiger, billiger, gewinn*, umsatz, rendite, mehrwert, effizien*",
         "es": "beneficio*, ventaja*, oportunidad*, potencial, crecimiento, mejora*, mejorar, ahorro*, ahorrar, "
         "más rápido, más barato, ganancia*, ingresos, rentab*, eficien*, valor",
-        "fr": "bénéfice*, avantage*, opportunité*, potentiel, croissance, amélior*, économie*, gain*, "
-        "plus rapide, moins cher, rentab*, revenus, efficac*, valeur",
+        "fr": "bénéfice*, avantage*, opportunité*, potentiel, croissance, amélior*, économie*, gain*, plus rapide, "
+        "moins cher, rentab*, revenus, efficac*, valeur",
         "pt": "benefício*, vantage*, oportunidade*, potencial, crescimento, melhora*, melhoria*, melhorar, "
         "economia*, ganho*, mais rápido, mais barato, lucro*, receita, rentab*, eficiên*, valor",
-        "zh": "好处, 优点, 优势, 机会, 机遇, 潜力, 增长, 改进, 改善, 提升, 节省, 更快, 更便宜, 收益, 利润, 回报, 效率, "
-        "价值",
+        "zh": "好处, 优点, 优势, 机会, 机遇, 潜力, 增长, 改进, 改善, 提升, 节省, 更快, 更便宜, 收益, 利润, 回报, "
+        "效率, 价值",
         "ja": "メリット, 利点, 長所, 機会, チャンス, 潜在, 成長, 改善, 向上, 節約, 削減, 速く, 安く, 収益, 利益, "
         "効果, 効率, 価値",
     },
@@ -161,9 +152,9 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "evidence, source*, benchmark*, percent*, look up, convert, default, syntax, command, estimate*, roughly, "
         "rough, approximately, formula, difference between",
         "de": "was ist, was sind, was war, was bedeutet, wie viele, wie viel, wie lange, wie oft, wann, wo ist, "
-        "wo sind, wer ist, wer war, welche version, definition, definier*, anzahl, daten, statistik*, "
-        "messung*, messwert*, fakten, beleg*, quelle*, prozent*, standardwert, befehl, syntax, schätz*, ungefähr, "
-        "formel, unterschied zwischen",
+        "wo sind, wer ist, wer war, welche version, definition, definier*, anzahl, daten, statistik*, messung*, "
+        "messwert*, fakten, beleg*, quelle*, prozent*, standardwert, befehl, syntax, schätz*, ungefähr, formel, "
+        "unterschied zwischen",
         "es": "!qué es, !qué son, cuál es, cuáles son, cuántos, cuántas, cuánto, cuánta, !cuándo, !dónde, !quién, "
         "!qué significa, !qué versión, definición, defin*, número de, datos, estadística*, medición, hechos, "
         "evidencia*, fuente*, porcentaje*, comando, sintaxis, estim*, aproximad*, fórmula, diferencia entre",
@@ -172,86 +163,87 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "défini*, nombre de, données, statistique*, mesure*, faits, preuve*, source*, pourcentage*, commande, "
         "syntaxe, estim*, environ, approximati*, formule, différence entre",
         "pt": "o que é, o que são, qual é, quais são, quantos, quantas, quanto, quanta, quando foi, quando é, "
-        "onde fica, onde está, quem é, quem foi, o que significa, qual versão, definição, defin*, número de, "
-        "dados, estatística*, medição, fatos, factos, evidência*, fonte*, porcentage*, percentage*, comando, "
-        "sintaxe, estim*, aproximad*, fórmula, diferença entre",
+        "onde fica, onde está, quem é, quem foi, o que significa, qual versão, definição, defin*, número de, dados, "
+        "estatística*, medição, fatos, factos, evidência*, fonte*, porcentage*, percentage*, comando, sintaxe, "
+        "estim*, aproximad*, fórmula, diferença entre",
         "zh": "是什么, 什么是, 多少, 几个, 多久, 多长, 何时, 什么时候, 哪里, 在哪, 谁是, 是谁, 定义, 数据, 统计, "
         "测量, 事实, 证据, 来源, 百分比, 指什么, 什么意思, 哪一年, 哪个版本, 命令, 语法, 默认, 估算, 估计, 大概, "
         "大约, 区别, 公式, 代表什么",
         "ja": "とは何, とは？, とは?, は何, 何ですか, 何が, いくつ, いくら, どのくらい, どれくらい, 何人, 何年, "
-        "いつ, どこ, 誰, 定義, データ, 統計, 測定, 事実, 証拠, 出典, 割合, パーセント, 意味, 何時, コマンド, "
-        "構文, デフォルト, 見積, 概算, およそ, ざっと, 違い, 総額, 何を表す, 計算",
+        "いつ, どこ, 誰, 定義, データ, 統計, 測定, 事実, 証拠, 出典, 割合, パーセント, 意味, 何時, コマンド, 構文, "
+        "デフォルト, 見積, 概算, およそ, ざっと, 違い, 総額, 何を表す, 計算",
     },
     "stakes": {
         "en": "irreversible, shut down, shutting down, close down, wind down, bankrupt*, insolven*, legal, "
-        "regulator*, board, acquisition, acquire, merger, million*, billion*, life-threatening, death, "
-        "^die, dying, surgery, emergency, contract*, strategy, strategic, existential, entire, whole company, "
-        "permanent*, long-term, career, quit my job, resign, divorce, invest, investing, investment*, funding, "
-        "fundraising, ipo, expansion, relocat*, pricing, market, reorganis*, reorganiz*, restructur*, "
-        "sell the, exit",
-        "de": "irreversibel, unumkehrbar, schließen, stilllegen, insolvenz, pleite, rechtlich*, ~gesetz*, "
-        "behörde*, aufsichtsrat, vorstand, übernahme, fusion, million*, milliard*, mio, mrd, lebensbedrohlich*, "
-        "tod, sterben, operation, notfall, vertrag*, strategie*, strategisch*, geschäft, ~geschäft*, "
-        "unternehmen, dauerhaft, langfristig*, karriere, kündigen, kündigung, investi*, finanzierung, "
-        "expansion, umzug, preis*, markt, ~markt*, umstrukturierung*, verkaufen, aufgeben",
+        "regulator*, board, acquisition, acquire, merger, million*, billion*, life-threatening, death, ^die, dying, "
+        "surgery, emergency, contract*, strategy, strategic, existential, entire, whole company, permanent*, "
+        "long-term, career, quit my job, resign, divorce, invest, investing, investment*, funding, fundraising, "
+        "ipo, expansion, relocat*, pricing, market, reorganis*, reorganiz*, restructur*, sell the, exit",
+        "de": "irreversibel, unumkehrbar, schließen, stilllegen, insolvenz, pleite, rechtlich*, ~gesetz*, behörde*, "
+        "aufsichtsrat, vorstand, übernahme, fusion, million*, milliard*, mio, mrd, lebensbedrohlich*, tod, sterben, "
+        "operation, notfall, vertrag*, strategie*, strategisch*, geschäft, ~geschäft*, unternehmen, dauerhaft, "
+        "langfristig*, karriere, kündigen, kündigung, investi*, finanzierung, expansion, umzug, preis*, markt, "
+        "~markt*, umstrukturierung*, verkaufen, aufgeben",
         "es": "irreversible, cerrar, cierre, quiebra, insolvencia, legal*, regulador*, junta directiva, consejo, "
         "adquisición, fusión, millón, millones, mil millones, mortal, muerte, morir, cirugía, operación, "
-        "emergencia, urgencia*, contrato*, estrategia*, estratégic*, negocio*, empresa, permanente*, "
-        "largo plazo, carrera, renunciar, dimitir, divorcio, invert*, inversión, financiación, expansión, "
-        "mudanza, mudarnos, precio*, mercado*, reestructura*, vender, abandonar",
+        "emergencia, urgencia*, contrato*, estrategia*, estratégic*, negocio*, empresa, permanente*, largo plazo, "
+        "carrera, renunciar, dimitir, divorcio, invert*, inversión, financiación, expansión, mudanza, mudarnos, "
+        "precio*, mercado*, reestructura*, vender, abandonar",
         "fr": "irréversible*, fermer, fermeture, faillite, insolvabilité, juridique*, légal*, régulateur*, "
-        "conseil d'administration, acquisition, rachat, fusion, million*, milliard*, mortel*, décès, mort, "
-        "mourir, chirurgie, opération, urgence*, contrat*, stratégi*, entreprise, activité, permanent*, "
-        "long terme, carrière, démissionner, quitter mon emploi, divorce, invest*, financement, expansion, "
-        "déménag*, prix, tarif*, marché*, restructur*, vendre, abandonner",
-        "pt": "irreversível, fechar, encerrar, encerramento, falência, insolvência, jurídic*, legal*, "
-        "regulador*, conselho de administração, diretoria, aquisição, fusão, milhão, milhões, bilhão, "
-        "bilhões, mortal, morte, morrer, cirurgia, operação, emergência, urgência, contrato*, estratégi*, "
-        "negócio*, empresa, permanente*, longo prazo, carreira, pedir demissão, demitir-me, divórcio, "
-        "invest*, financiamento, expansão, preço*, mercado*, reestrutura*, vender, abandonar",
+        "conseil d'administration, acquisition, rachat, fusion, million*, milliard*, mortel*, décès, mort, mourir, "
+        "chirurgie, opération, urgence*, contrat*, stratégi*, entreprise, activité, permanent*, long terme, "
+        "carrière, démissionner, quitter mon emploi, divorce, invest*, financement, expansion, déménag*, prix, "
+        "tarif*, marché*, restructur*, vendre, abandonner",
+        "pt": "irreversível, fechar, encerrar, encerramento, falência, insolvência, jurídic*, legal*, regulador*, "
+        "conselho de administração, diretoria, aquisição, fusão, milhão, milhões, bilhão, bilhões, mortal, morte, "
+        "morrer, cirurgia, operação, emergência, urgência, contrato*, estratégi*, negócio*, empresa, permanente*, "
+        "longo prazo, carreira, pedir demissão, demitir-me, divórcio, invest*, financiamento, expansão, preço*, "
+        "mercado*, reestrutura*, vender, abandonar",
         "zh": "不可逆, 关闭, 关停, 倒闭, 破产, 法律, 监管, 董事会, 收购, 并购, 合并, 百万, 千万, 亿, 致命, 死亡, "
-        "手术, 急诊, 紧急, 合同, 战略, 整个公司, 永久, 长期, 职业, 辞职, 离婚, 投资, 融资, 扩张, 搬迁, 定价, "
-        "市场, 重组, 出售, 放弃",
+        "手术, 急诊, 紧急, 合同, 战略, 整个公司, 永久, 长期, 职业, 辞职, 离婚, 投资, 融资, 扩张, 搬迁, 定价, 市场, "
+        "重组, 出售, 放弃",
         "ja": "不可逆, 閉鎖, 撤退, 倒産, 破産, 法的, 法律, 規制, 取締役会, 買収, 合併, 百万, 億, 致命, 死亡, 手術, "
         "救急, 緊急, 契約, 戦略, 会社全体, 永続, 長期, キャリア, 退職, 辞め, 離婚, 投資, 資金調達, 拡大, 移転, "
         "価格, 市場, 事業, 再編, 売却, 断念",
     },
     "planning": {
-        "en": "plan, planning, roadmap, rollout, roll out, schedule, timeline, milestone*, checkpoint*, in what order, "
-        "sequence, prepare, preparation, organise, organize, how do we organi*, onboarding, curriculum",
+        "en": "plan, planning, roadmap, rollout, roll out, schedule, timeline, milestone*, checkpoint*, "
+        "in what order, sequence, prepare, preparation, organise, organize, how do we organi*, onboarding, "
+        "curriculum",
         "de": "plane, planen, planung, plan, fahrplan, zeitplan, ablauf, reihenfolge, meilenstein*, vorbereiten, "
         "bereite, vorbereitung, organisier*, einführung",
-        "es": "planificar, planifica, planificación, plan, hoja de ruta, calendario, cronograma, orden, etapas, "
-        "hitos, preparar, prepara, preparación, organizar, organizamos, organiza",
-        "fr": "planifier, planifie, planification, plan, feuille de route, calendrier, échéancier, ordre, étapes, "
-        "jalons, préparer, prépare, préparation, organiser, organise",
-        "pt": "planejar, planeje, planear, planejamento, plano, roteiro, cronograma, calendário, ordem, etapas, "
-        "marcos, preparar, prepare, preparação, organizar, organizamos",
+        "es": "planificar, planifica, planificación, plan, hoja de ruta, calendario, cronograma, en qué orden, "
+        "etapas, hitos, preparar, prepara, preparación, organizar, organizamos, organiza",
+        "fr": "planifier, planifie, planification, plan, feuille de route, calendrier, échéancier, dans quel ordre, "
+        "étapes, jalons, préparer, prépare, préparation, organiser, organise",
+        "pt": "planejar, planeje, planear, planejamento, plano, roteiro, cronograma, calendário, em que ordem, "
+        "etapas, marcos, preparar, prepare, preparação, organizar, organizamos",
         "zh": "规划, 计划, 安排, 流程, 步骤, 时间表, 路线图, 里程碑, 准备, 筹备, 组织, 先后顺序",
         "ja": "計画, 段取り, 手順, スケジュール, 体制, 整理, 準備, ロードマップ, 工程, 進め方",
     },
     "stakeholders": {
         "en": "wants, want us, wanted, fear, fears, worries, insist*, object, objects, oppos*, against, disagree*, "
         "demand*, refus*, argu*, push for, pushes, complain*, warn*, threaten*, divided, at odds, expects, "
-        "loves it, hates, asks for, waiting on us, "
-        "split on",
+        "loves it, hates, asks for, waiting on us, split on, says, say, said, needs, requires, require, thinks, "
+        "believes, proposes, suggests, recommends, consented, supports, backs",
         "de": "will, wollen, möchte, möchten, fürchtet, fürchten, befürchtet, sorgt sich, sorgen sich, besteht auf, "
         "bestehen auf, dagegen, lehnt, widerspricht, uneinig, verlangt, verlangen, fordert, fordern, drängt, "
-        "drängen, warnt, beschwer*, beklagt, strikt, hält ihn, "
-        "gespalten, uneins",
+        "drängen, warnt, beschwer*, beklagt, strikt, hält ihn, gespalten, uneins, sagt, sagen, meint, meinen, "
+        "braucht, brauchen, schlägt vor, empfiehlt, unterstützt, sind dafür, ist dafür",
         "es": "quiere, quieren, teme, temen, preocupa, insiste*, se opone*, en contra, discrepa*, opinan distinto, "
         "no están de acuerdo, exige*, exigen, reclama*, presiona*, advierte*, se queja*, quejado, prefiere*, pide, "
-        "piden, "
-        "dividid*",
+        "piden, dividid*, dice, dicen, necesita, necesitan, cree, creen, propone, sugiere, recomienda, apoya, "
+        "apoyan, están a favor, considera",
         "fr": "veut, veulent, craint, craignent, s'inquiète*, insiste*, s'oppose*, contre, pas d'accord, exige*, "
-        "réclame*, pousse*, avertit, se plaint, plaignent, préfère*, demande, demandent, "
-        "divisé*",
+        "réclame*, pousse*, avertit, se plaint, plaignent, préfère*, demande, demandent, divisé*, dit, disent, "
+        "a besoin, ont besoin, pense, pensent, propose, suggère, recommande, soutient, sont pour",
         "pt": "quer, querem, teme, temem, preocupa*, insiste*, se opõe, se opõem, contra, discorda*, exige*, "
-        "reclama*, pressiona*, alerta*, queixa*, prefere*, pede, pedem, "
-        "dividid*",
-        "zh": "希望, 想要, 担心, 坚持, 反对, 不同意, 意见不一, 分歧, 要求, 抱怨, 投诉, 警告, 支持, 观望, "
-        "不想, 听到风声",
-        "ja": "希望, 望んで, 心配, 反対, 反発, 求め, 主張, 苦情, 意見が分かれ, ほしい, 言い, 声が",
+        "reclama*, pressiona*, alerta*, queixa*, prefere*, pede, pedem, dividid*, diz, dizem, precisa, precisam, "
+        "acha, acham, propõe, sugere, recomenda, apoia, apoiam, são a favor, considera",
+        "zh": "希望, 想要, 担心, 坚持, 反对, 不同意, 意见不一, 分歧, 要求, 抱怨, 投诉, 警告, 支持, 观望, 不想, "
+        "听到风声, 说要, 说想, 表示, 认为, 建议, 主张, 提出",
+        "ja": "希望, 望んで, 心配, 反対, 反発, 求め, 主張, 苦情, 意見が分かれ, ほしい, 言い, 声が, 言って, 考えて, "
+        "提案, 勧め, 支持",
     },
 }
 
@@ -322,5 +314,10 @@ STOPWORDS: dict[str, str] = {
     "qual quando onde quem também há já deveríamos você vocês pelo pela",
 }
 
-# Letters only one of them uses: evidence for short thoughts that have few frequent words.
-LETTERS: dict[str, str] = {"de": "äöüß", "es": "ñ¿¡", "fr": "èùœîëç", "pt": "ãõ"}
+# Letters (and endings) only one of them uses: evidence for short thoughts with few frequent words.
+LETTERS: dict[str, tuple[str, ...]] = {
+    "de": ("ä", "ö", "ü", "ß"),
+    "es": ("ñ", "¿", "¡"),
+    "fr": ("è", "ù", "œ", "î", "ë"),
+    "pt": ("ã", "õ", "ção", "ções"),
+}
