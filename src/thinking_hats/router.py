@@ -233,15 +233,19 @@ def _vocabulary(lang: str) -> _Vocabulary:
     signal_of: dict[str, str] = {}
     stems: set[int] = set()
     cjk = lang in ("zh", "ja")
-    tables = [(name, by_lang.get(code, "")) for name, by_lang in SIGNAL_TERMS.items() for code in {"en", lang}]
-    tables += [("structure", SEQUENCE_TERMS[code]) for code in {"en", lang}]
-    for name, listed in tables:
+    codes = ("en",) if lang == "en" else (lang, "en")  # the language's own meaning of a word wins
+    tables = [(code, name, by_lang[code]) for name, by_lang in SIGNAL_TERMS.items() for code in codes]
+    tables += [(code, "structure", SEQUENCE_TERMS[code]) for code in codes]
+    for code, name, listed in tables:
         for raw in (t.strip() for t in listed.split(",")):
             if not raw or (raw.startswith("^") and lang != "en"):
                 continue
             raw = raw.lstrip("^")
             infix, raw = raw.startswith("~"), raw.lstrip("~")
-            for term in _variants(raw):
+            forms = _variants(raw)
+            if code != lang and raw.endswith("*"):  # borrowed English words as such: "demand*" is not "demander"
+                forms = [raw[:-1], raw[:-1] + "s"]
+            for term in forms:
                 key = term.rstrip("*")
                 signal_of.setdefault(key, name)
                 if term.endswith("*"):
@@ -249,7 +253,7 @@ def _vocabulary(lang: str) -> _Vocabulary:
                 (inside if infix or (cjk and _CJK.search(term)) else words).append(term)
             if infix:
                 words.append(raw)  # the word on its own, too
-    either = [t.strip() for code in {"en", lang} for t in OR_TERMS[code].split(",")]
+    either = [t.strip() for code in codes for t in OR_TERMS[code].split(",")]
     spaced = [t for t in either if not _CJK.search(t)]
     either_re = r"(?<![\w-])(?:" + "|".join(spaced) + r")(?![\w-])"
     if cjk:

@@ -95,38 +95,41 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "stressed, stressful, emotion*, culture, hire, hiring, layoff*, patient*, family, families, parent*, "
         "child*, kids, student*, teacher*, manager*, boss, partner*, wife, husband, friend*, relationship*, "
         "conflict*, upset, angry, worried, afraid, motivation, engineers, developers, nurses, doctors, mother, "
-        "father, mom, dad, son, daughter, sister, brother, boyfriend, girlfriend, grandparents, co-founder",
+        "father, mom, dad, son, daughter, sister, brother, boyfriend, girlfriend, grandparents, co-founder, blame, "
+        "apologise, apologize, apology",
         "de": "~team*, nutzer*, benutzer*, ~kunde*, ~kunden*, ~mitarbeit*, kolleg*, stakeholder, leute, menschen, "
         "gefühl*, fühlen, fühlt, stimmung, moral, vertrauen, burnout, frust*, unzufrieden*, angst, ängst*, stress*, "
         "emotion*, kultur, entlassung*, patient*, famili*, eltern, kinder, kind, schüler*, lehrer*, chef*, "
         "beziehung*, konflikt*, motivation, partner*, belegschaft, ärzte, pflege*, entwickler*, mutter, vater, "
-        "sohn, tochter, schwester, bruder, ehefrau, ehemann, freundin, großeltern, betriebsrat",
+        "sohn, tochter, schwester, bruder, ehefrau, ehemann, freundin, großeltern, betriebsrat, vorwurf, vorwürfe, "
+        "entschuldig*",
         "es": "equipo*, usuario*, cliente*, empleado*, personal, colega*, gente, personas, sentir*, siente*, "
         "sentimiento*, moral, confianza, agotamiento, burnout, frustra*, descontent*, ansiedad, ansios*, estrés, "
         "estresad*, emocion*, cultura, contratar, contratación, despido*, paciente*, familia*, padres, hijos, "
         "hija*, hijo, alumnos, estudiantes, profesores, jefe*, relación, conflicto*, motivación, socio*, plantilla, "
         "médicos, enfermer*, desarrolladores, madre, padre, hermana, hermano, esposa, marido, pareja, novio, novia, "
-        "abuelos, socia",
+        "abuelos, socia, reproche, culpa, disculp*",
         "fr": "équipe*, utilisateur*, client*, employé*, salarié*, personnel, collègue*, gens, personnes, ressent*, "
         "sentiment*, moral, confiance, épuisement, burn-out, frustr*, mécontent*, anxi*, stress*, émotion*, "
         "culture, recrut*, licenciement*, patient*, famille*, parents, enfant*, élèves, étudiants, enseignants, "
         "professeurs, chef, manager*, relation*, conflit*, motivation, associé*, médecins, infirmi*, développeurs, "
-        "mère, père, fils, fille, sœur, frère, mari, compagnon, compagne, conjoint, grands-parents",
+        "mère, père, fils, fille, sœur, frère, mari, compagnon, compagne, conjoint, grands-parents, reproche*, "
+        "excuse*",
         "pt": "equipe*, equipa*, usuário*, utilizador*, cliente*, funcionário*, colaborador*, colega*, pessoas, "
         "gente, sentir*, sente*, sentimento*, moral, confiança, esgotamento, burnout, frustra*, insatisf*, "
         "ansiedade, ansios*, estresse, stress, emoç*, cultura, contratar, contratação, demiss*, paciente*, "
         "família*, pais, filhos, filha*, filho, alunos, estudantes, professores, chefe*, gestor*, relação, "
         "relacionamento*, conflito*, motivação, sócio*, médicos, enfermeir*, desenvolvedores, mãe, pai, irmã, "
-        "irmão, esposa, marido, namorado, namorada, avós",
+        "irmão, esposa, marido, namorado, namorada, avós, culpa, desculp*",
         "zh": "团队, 用户, 客户, 员工, 同事, 人员, 大家, 感受, 感觉, 情绪, 士气, 信任, 倦怠, 沮丧, 不满, 焦虑, "
         "压力, 文化, 招聘, 裁员, 患者, 病人, 家人, 家庭, 父母, 孩子, 学生, 老师, 经理, 老板, 关系, 冲突, 利益相关, "
         "股东, 合作伙伴, 人心, 医生, 护士, 工程师, 开发者, 妈妈, 母亲, 爸爸, 父亲, 我爸, 我妈, 儿子, 女儿, 姐姐, "
-        "哥哥, 妹妹, 弟弟, 妻子, 老婆, 丈夫, 老公, 男朋友, 女朋友, 爷爷, 奶奶, 家长, 居民, 疲惫",
+        "哥哥, 妹妹, 弟弟, 妻子, 老婆, 丈夫, 老公, 男朋友, 女朋友, 爷爷, 奶奶, 家长, 居民, 疲惫, 道歉, 责怪",
         "ja": "チーム, ユーザー, 顧客, お客様, 社員, 従業員, 同僚, メンバー, 人々, 気持ち, 感情, 士気, "
         "モチベーション, 信頼, 燃え尽き, 不満, 不安, ストレス, 文化, 採用, 解雇, リストラ, 患者, 家族, 両親, 子供, "
         "子ども, 学生, 生徒, 先生, 教師, 上司, 部下, 関係, 対立, 利害関係者, ステークホルダー, 株主, パートナー, "
         "医師, 看護師, エンジニア, 開発者, 母, 父, 息子, 娘, 姉, 兄, 妹, 弟, 妻, 夫, 彼氏, 彼女, 祖父, 祖母, 住民, "
-        "疲弊, 保護者, 市民",
+        "疲弊, 保護者, 市民, 謝, 責め",
     },
     "opportunity": {
         "en": "benefit*, beneficial, opportunit*, upside*, gain*, advantage*, improv*, growth, payoff, potential, "
