@@ -442,6 +442,10 @@ def _supervise(settings: Settings, host: str, sock: socket.socket, workers: int,
     def stop(signum: int, frame: object) -> None:
         nonlocal stopping
         stopping = True
+        # The workers stop accepting, and so must this copy of the socket: while it is open, the kernel keeps
+        # completing new connections into its backlog, where nobody answers them until the supervisor exits (a
+        # load balancer would wait for its timeout there instead of trying another replica at once).
+        sock.close()
         for process in processes:
             if process.is_alive() and process.pid is not None:
                 os.kill(process.pid, signal.SIGTERM)
