@@ -469,7 +469,37 @@ def _supervise(settings: Settings, host: str, sock: socket.socket, workers: int,
 
 
 def serve_stdio(settings: Settings) -> None:
+    """Serve MCP on stdin/stdout until stdin closes; one Ctrl-C (SIGINT) ends the process at once, quietly.
+
+    The SDK reads stdin in a worker thread that no cancellation can interrupt: a server cancelled by Ctrl-C would
+    stay up, idle, until the client sent another line, and the next presses would print a traceback. So the
+    server runs in a daemon thread and the main thread, where Python delivers SIGINT, waits for it and exits at
+    once when interrupted. Exiting mid-call is safe: a thought is committed together with its reply or not at all,
+    as after kill -9.
+    """
+    import sys
+    import threading
+
     from .server import build_server
 
     check_store(settings)
-    build_server(settings).run()
+    server = build_server(settings)
+    done = threading.Event()
+    failure: list[BaseException] = []
+
+    def serve() -> None:
+        try:
+            server.run()
+        except BaseException as exc:  # handed to the main thread, which reports it as before
+            failure.append(exc)
+        finally:
+            done.set()
+
+    try:
+        threading.Thread(target=serve, name="thinking-hats-stdio", daemon=True).start()
+        done.wait()
+    except KeyboardInterrupt:
+        sys.stderr.flush()
+        os._exit(130)
+    if failure:
+        raise failure[0]
