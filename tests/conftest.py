@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["fakes"]
+pytest_plugins = ["fakes", "pg"]  # pg: the postgres_cluster (session) and postgres_url (per test) fixtures
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

@@ -1,0 +1,352 @@
+"""The session store's units of work, on both backends: every test runs on a SQLite file and on PostgreSQL.
+
+The PostgreSQL runs use the test session's own server (tests/pg.py), a fresh database per test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import thinking_hats.store as store_module
+from thinking_hats.errors import InvalidThought, StoreError
+from thinking_hats.store import Store, Write, open_store
+
+TOOL = "sequentialthinking"
+Opener = Callable[[], Awaitable[Store]]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str | None, Path | None]:
+    """open_store's arguments for one store shared by every Store instance of the test."""
+    if request.param == "sqlite":
+        return None, tmp_path / "store" / "sessions.sqlite3"
+    return request.getfixturevalue("postgres_url"), None
+
+
+@pytest.fixture
+async def stores(location: tuple[str | None, Path | None]) -> AsyncIterator[Opener]:
+    """Opens another Store on the same database, as another process would; all are closed afterwards."""
+    opened: list[Store] = []
+
+    async def another() -> Store:
+        opened.append(await open_store(*location))
+        return opened[-1]
+
+    yield another
+    for store in opened:
+        await store.close()
+
+
+@pytest.fixture
+async def store(stores: Opener) -> Store:
+    return await stores()
+
+
+class Clock:
+    """Stands in for the store's `time` module: retention is tested at chosen instants, not by waiting."""
+
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(store_module, "time", fake)
+    return fake
+
+
+def write(
+    session: str = "s", number: int = 1, thought: str | None = None, principal: str = "alice", **extra: Any
+) -> Write:
+    text = thought if thought is not None else f"Thought {number}."
+    data = {"thought": text, "thought_number": number}
+    return Write(principal=principal, session_id=session, tool=extra.pop("tool", TOOL), number=number,
+                 branch_id=extra.pop("branch_id", None), data=data, **extra)  # fmt: skip
+
+
+class Replies:
+    """A reply_for that records how often the store asked for a reply (a replay must not ask)."""
+
+    def __init__(self, error: bool = False, label: str = "ok") -> None:
+        self.error, self.label, self.calls = error, label, 0
+
+    def __call__(self, count: int, branches: tuple[str, ...]) -> dict[str, Any]:
+        self.calls += 1
+        return {"reply": {"label": self.label, "count": count, "branches": list(branches)}, "is_error": self.error}
+
+
+async def seqs(store: Store, session: str = "s", principal: str = "alice") -> list[int]:
+    found = await store.session(principal, session)
+    assert found is not None
+    return [e.seq for e in found[1]]
+
+
+# --- one thought: read and commit ---
+
+
+async def test_a_committed_thought_reads_back_with_its_reply(store: Store) -> None:
+    committed = await store.commit(write(number=1), Replies())
+    await store.commit(write(number=2), Replies())
+    await store.commit(write(number=3), Replies())
+    view = await store.read("alice", TOOL, "s", numbers=[1, 3], window=2)
+
+    assert not committed.replayed and committed.count == 1
+    assert committed.entry.reply == {"reply": {"label": "ok", "count": 1, "branches": []}, "is_error": False}
+    assert view.session is not None and view.session.tool == TOOL and view.count == 3
+    assert (
+        view.last is not None and view.last.data["thought"] == "Thought 3." and view.last.reply["reply"]["count"] == 3
+    )
+    assert sorted(view.found) == [1, 3] and view.found[1].reply == committed.entry.reply
+    assert [e.number for e in view.recent] == [2, 3]  # the window, oldest first
+
+
+async def test_the_same_call_committed_twice_is_stored_once_and_the_second_is_replayed(store: Store) -> None:
+    first, again = Replies(label="first"), Replies(label="again")
+    original = await store.commit(write(number=1), first)
+    retried = await store.commit(write(number=1), again)
+
+    assert not original.replayed and retried.replayed
+    assert retried.entry.reply == original.entry.reply and retried.entry.seq == original.entry.seq
+    assert again.calls == 0  # nothing was built or written for the retry
+    assert retried.count == 1 and await seqs(store) == [1]
+
+
+async def test_the_same_number_with_other_words_is_a_new_thought_not_a_replay(store: Store) -> None:
+    await store.commit(write(number=1, thought="One wording."), Replies())
+    other = await store.commit(write(number=1, thought="Another wording."), Replies())
+
+    assert not other.replayed and other.count == 2 and await seqs(store) == [1, 2]
+
+
+async def test_a_failed_analysis_is_replaced_in_place_by_its_retry(store: Store) -> None:
+    await store.commit(write(number=1), Replies())
+    failed = await store.commit(write(number=2), Replies(error=True, label="failed"))
+    retried = await store.commit(write(number=2), Replies(label="analysed"))
+    found = await store.session("alice", "s")
+
+    assert failed.entry.reply["is_error"] and not retried.replayed
+    assert retried.entry.seq == failed.entry.seq == 2 and retried.count == 2
+    assert found is not None and [e.reply["reply"]["label"] for e in found[1]] == ["ok", "analysed"]
+
+
+async def test_the_first_commit_creates_the_session(store: Store) -> None:
+    before = await store.read("alice", TOOL, "fresh")
+    await store.commit(write("fresh"), Replies())
+    after = await store.read("alice", TOOL, "fresh")
+
+    assert before.session is None and before.evicted is None and before.count == 0
+    assert after.session is not None and after.session.tool == TOOL and after.session.principal == "alice"
+    assert [(s.id, s.tool, s.entries) for s in await store.sessions("alice")] == [("fresh", TOOL, 1)]
+
+
+async def test_usage_and_meta_accumulate_on_the_session_with_each_commit(store: Store) -> None:
+    await store.commit(write(number=1, usage={"llmCalls": 2, "inputTokens": 100}, meta={"hint_shown": True}), Replies())
+    await store.commit(write(number=2, usage={"llmCalls": 1, "outputTokens": 7}), Replies())
+    view = await store.read("alice", TOOL, "s")
+
+    assert view.session is not None
+    assert view.session.meta == {"hint_shown": True, "usage": {"llmCalls": 3, "inputTokens": 100, "outputTokens": 7}}
+
+
+async def test_a_reset_starts_the_session_afresh_in_the_same_commit(store: Store) -> None:
+    for n in (1, 2, 3):
+        await store.commit(write(number=n, meta={"completed_at": n}), Replies())
+    restarted = await store.commit(write(number=1, thought="Start over.", reset=True), Replies())
+    view = await store.read("alice", TOOL, "s")
+
+    assert restarted.count == 1 and view.count == 1
+    assert view.session is not None and view.session.meta == {}
+
+
+# --- principals and tools ---
+
+
+async def test_another_principals_session_is_invisible_to_read_list_and_load(store: Store) -> None:
+    await store.commit(write("secret", principal="alice"), Replies())
+
+    seen_by_bob = await store.read("bob", TOOL, "secret")
+    assert seen_by_bob.session is None and seen_by_bob.evicted is None and seen_by_bob.last is None
+    assert await store.sessions("bob") == []
+    assert await store.session("bob", "secret") is None
+    assert await store.numbers("bob", "secret") == []
+    assert [s.id for s in await store.sessions("alice")] == ["secret"]
+
+
+async def test_the_same_session_id_under_two_principals_is_two_sessions(store: Store) -> None:
+    await store.commit(write("plan", number=1, thought="Alice's thought.", principal="alice"), Replies())
+    bobs = await store.commit(write("plan", number=1, thought="Bob's thought.", principal="bob"), Replies())
+    await store.commit(write("plan", number=2, thought="Alice again.", principal="alice"), Replies())
+
+    alice, bob = await store.session("alice", "plan"), await store.session("bob", "plan")
+    assert not bobs.replayed and bobs.count == 1
+    assert alice is not None and [e.data["thought"] for e in alice[1]] == ["Alice's thought.", "Alice again."]
+    assert bob is not None and [e.data["thought"] for e in bob[1]] == ["Bob's thought."]
+    with pytest.raises(StoreError, match="several principals"):  # the local CLI must name one
+        await store.session(None, "plan")
+    assert {(s.principal, s.entries) for s in await store.sessions(None)} == {("alice", 2), ("bob", 1)}
+
+
+async def test_a_session_belongs_to_one_tool(store: Store) -> None:
+    await store.commit(write("mine"), Replies())
+
+    with pytest.raises(InvalidThought, match="belongs to the sequentialthinking tool"):
+        await store.commit(write("mine", number=2, tool="crash"), Replies())
+    assert await seqs(store, "mine") == [1]  # the refused commit left nothing
+
+
+# --- numbering, revisions, branches, trimming ---
+
+
+async def test_entries_are_numbered_contiguously_through_revisions_and_branches(store: Store) -> None:
+    await store.commit(write(number=1), Replies())
+    second = await store.commit(write(number=2, thought="Option A."), Replies())
+    revised = {"thought": "Option A.", "thought_number": 2, "revised_by": 3}
+    await store.commit(write(number=3, thought="A is unsafe.", revised=(second.entry.seq, revised)), Replies())
+    branched = await store.commit(write(number=4, thought="Option B.", branch_id="b"), Replies())
+    await store.commit(write(number=4, thought="Option C.", branch_id="c"), Replies())
+    view = await store.read("alice", TOOL, "s", numbers=[2, 4])
+
+    assert await seqs(store) == [1, 2, 3, 4, 5]
+    assert branched.branches == ("b",) and view.branches == ("b", "c")
+    assert view.found[2].data == revised
+    assert view.found[4].data["thought"] == "Option C."  # the newest entry of a number
+
+
+async def test_keep_trims_the_oldest_entries_in_the_same_commit_and_numbering_goes_on(store: Store) -> None:
+    for n in range(1, 6):
+        last = await store.commit(write(number=n, keep=3), Replies())
+
+    assert last.count == 3 and last.entry.reply["reply"]["count"] == 3
+    assert await seqs(store) == [3, 4, 5]
+    assert await store.numbers("alice", "s") == [3, 4, 5]
+
+
+# --- retention ---
+
+
+async def test_the_cap_evicts_the_least_recently_used_session_not_the_oldest(store: Store, clock: Clock) -> None:
+    for at, session in ((0, "a"), (10, "b"), (20, "c"), (30, "d"), (35, "a")):
+        clock.now = 1_000_000.0 + at
+        await store.commit(write(session, number=2 if at == 35 else 1), Replies())
+    clock.now = 1_001_000.0
+
+    removed = await store.prune(retention_seconds=10**9, max_sessions=3, grace_seconds=60)
+
+    assert removed == 1
+    assert sorted(s.id for s in await store.sessions("alice")) == ["a", "c", "d"]  # "a" was used again
+
+
+async def test_the_cap_never_evicts_a_session_used_within_the_grace_period(store: Store, clock: Clock) -> None:
+    for at, session in ((950, "a"), (960, "b"), (990, "c")):
+        clock.now = at
+        await store.commit(write(session), Replies())
+    clock.now = 1000
+
+    assert await store.prune(retention_seconds=10**9, max_sessions=1, grace_seconds=60) == 0
+    assert len(await store.sessions("alice")) == 3  # over the cap for now: all three are in use
+
+    clock.now = 1049  # a and b are past the grace period, c is not
+    assert await store.prune(retention_seconds=10**9, max_sessions=1, grace_seconds=60) == 2
+    assert [s.id for s in await store.sessions("alice")] == ["c"]
+
+
+async def test_an_evicted_session_reads_as_evicted_to_its_principal_only(store: Store, clock: Clock) -> None:
+    clock.now = 1000
+    await store.commit(write("old"), Replies())
+    clock.now = 5000
+    await store.commit(write("new"), Replies())
+    await store.prune(retention_seconds=10**9, max_sessions=1, grace_seconds=60)
+
+    view = await store.read("alice", TOOL, "old")
+    assert view.session is None and view.evicted is not None
+    assert (view.evicted.id, view.evicted.tool, view.evicted.at) == ("old", TOOL, 5000)
+    assert "THINKING_MAX_SESSIONS" in view.evicted.reason
+    assert (await store.read("bob", TOOL, "old")).evicted is None
+    assert (await store.read("alice", TOOL, "never-existed")).evicted is None
+
+
+async def test_retention_deletes_idle_sessions_and_later_their_tombstones(store: Store, clock: Clock) -> None:
+    clock.now = 0
+    await store.commit(write("idle", connection="c1"), Replies())
+    clock.now = 950
+    await store.commit(write("busy"), Replies())
+    clock.now = 1000
+
+    assert await store.prune(retention_seconds=100, max_sessions=1000, grace_seconds=0) == 1
+    gone = await store.read("alice", TOOL, "idle")
+    assert [s.id for s in await store.sessions("alice")] == ["busy"]
+    assert gone.evicted is not None and "THINKING_RETENTION_DAYS" in gone.evicted.reason
+    assert (await store.read("alice", TOOL, None, connection="c1")).session_id is None  # its default went too
+
+    clock.now = 1101  # the tombstone has been kept for one retention period
+    await store.prune(retention_seconds=100, max_sessions=1000, grace_seconds=0)
+    assert (await store.read("alice", TOOL, "idle")).evicted is None
+
+
+# --- across Store instances (processes) ---
+
+
+async def test_a_connections_default_session_survives_into_another_store_instance(stores: Opener) -> None:
+    first = await stores()
+    await first.commit(write("s1", connection="conn-1"), Replies())
+    await first.commit(write("s2", tool="crash", connection="conn-1"), Replies())
+    await first.close()
+
+    second = await stores()
+    assert (await second.read("alice", TOOL, None, connection="conn-1")).session_id == "s1"
+    assert (await second.read("alice", "crash", None, connection="conn-1")).session_id == "s2"
+    assert (await second.read("bob", TOOL, None, connection="conn-1")).session_id is None
+    assert (await second.read("alice", TOOL, None, connection="conn-2")).session_id is None
+
+
+async def test_the_store_records_its_schema_version(store: Store) -> None:
+    async with store.backend.transaction(write=False) as tx:
+        rows = await tx.rows("SELECT version FROM schema_version")
+
+    assert rows == [(2,)]
+    assert (await store.ping())["schema"] == 2
+    assert (await store.health())["schema"] == 2
+
+
+async def test_concurrent_commits_from_several_stores_to_one_new_session_all_land_once(stores: Opener) -> None:
+    writers, each = 4, 10
+    opened = [await stores() for _ in range(writers)]
+
+    async def append(index: int, store: Store) -> list[bool]:
+        done = []
+        for k in range(each):
+            committed = await store.commit(
+                write("race", number=k + 1, thought=f"writer {index} thought {k}"), Replies()
+            )
+            done.append(committed.replayed)
+        return done
+
+    results = await asyncio.gather(*(append(i, s) for i, s in enumerate(opened)))
+    found = await opened[0].session("alice", "race")
+
+    assert not any(replayed for done in results for replayed in done)
+    assert found is not None
+    entries = found[1]
+    assert [e.seq for e in entries] == list(range(1, writers * each + 1))
+    texts = [e.data["thought"] for e in entries]
+    assert sorted(texts) == sorted(f"writer {i} thought {k}" for i in range(writers) for k in range(each))
+    assert [e.reply["reply"]["count"] for e in entries] == list(range(1, writers * each + 1))
+
+
+async def test_a_retry_racing_its_original_from_another_store_is_stored_once(stores: Opener) -> None:
+    one, two = await stores(), await stores()
+    await one.commit(write("dup", number=1), Replies())  # an existing session: creating it serialises nothing
+
+    results = await asyncio.gather(*(s.commit(write("dup", number=2), Replies()) for s in (one, two, one, two)))
+
+    assert sorted(r.replayed for r in results) == [False, True, True, True]
+    assert await seqs(one, "dup") == [1, 2]
