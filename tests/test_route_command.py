@@ -55,7 +55,7 @@ def test_route_prints_the_score_factors_strategy_and_hats(capsys: pytest.Capture
     assert code == 0 and err == ""
     head, *rows = out.split("\n\n")[0:2]
     points = {line.split()[0]: float(line.split()[1]) for line in rows[0].splitlines()}
-    assert {"length", "questions", "structure", "decision", "risk", "people"} <= set(points)
+    assert {"length", "questions", "structure", "dilemma", "risk", "people"} <= set(points)
     assert head == f"score {min(100, sum(points.values())):g}"
     assert "should we" in out  # the detail says which words counted
     assert "strategy full: 6 model calls in 2 rounds" in out
@@ -79,7 +79,7 @@ def test_route_reads_other_languages(capsys: pytest.CaptureFixture[str]) -> None
     routed = json.loads(out)
     assert code == 0 and routed["strategy"] != "single"
     assert {"critical", "optimistic"} <= set(routed["hats"])
-    assert any(f["name"] == "decision" and "应该" in f["detail"] for f in routed["factors"])
+    assert any(f["name"] == "dilemma" and "应该" in f["detail"] for f in routed["factors"])
 
 
 def test_route_respects_thinking_thresholds(
@@ -139,7 +139,7 @@ def test_eval_prints_agreement_per_language_the_over_routing_and_a_confusion_mat
     assert "routed above the labels: 16.7%   below: 16.7%   required hat missing: 16.7%" in out
     matrix = lines[lines.index("confusion (rows: cheapest acceptable strategy, columns: chosen)") + 1 :]
     assert matrix[0].split() == ["single", "double", "triple", "full"]
-    assert matrix[1].split() == ["single", "3", "1", "0", "0"]  # fact, de, hat; over
+    assert matrix[1].split() == ["single", "3", "0", "1", "0"]  # fact, de, hat; over
     assert matrix[3].split() == ["triple", "0", "0", "0", "1"]
     assert matrix[4].split() == ["full", "0", "1", "0", "0"]
 

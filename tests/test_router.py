@@ -53,13 +53,7 @@ CASES: list[tuple[str, str, dict[str, Any], str, set[str]]] = [
     ("who-wrote", "Who wrote The Mythical Man-Month?", {}, "single", {"factual"}),
     ("no-signal", "Let me list the files in the repository.", {}, "single", {"factual"}),
     ("fact-about-users", "Is the number of active users above 10,000 this month?", {}, "single", {"factual"}),
-    (
-        "short-plan",
-        "Plan:\n1. freeze the branch\n2. run the tests\n3. tag and publish",
-        {},
-        "single",
-        {"factual"},
-    ),
+    ("step", "Next I'll run the migration on staging and check the row counts.", {}, "single", {"factual"}),
     # one clear signal in one line: one call, the matching hat
     ("risk-one-liner", "What could go wrong if we deploy on Friday?", {}, "single", {"critical"}),
     (
@@ -69,7 +63,7 @@ CASES: list[tuple[str, str, dict[str, Any], str, set[str]]] = [
         "single",
         {"emotional"},
     ),
-    ("brainstorm-one-liner", "Brainstorm ideas for naming the new CLI.", {}, "single", {"creative"}),
+    ("name-one-liner", "A short name for the new CLI?", {}, "single", {"factual"}),
     ("upside-one-liner", "The upside is that caching makes every page faster.", {}, "single", {"optimistic"}),
     (
         "branch",
@@ -78,21 +72,23 @@ CASES: list[tuple[str, str, dict[str, Any], str, set[str]]] = [
         "single",
         {"creative"},
     ),
-    # revisions and low confidence always get the critical hat
+    # revisions, branches, low confidence, plans and ideation are worth a second angle; the critical hat reviews
     (
         "revision",
         "Actually, the earlier estimate was off by a factor of ten.",
         {"revised": (1, "About 1 GB")},
-        "single",
+        "double",
         {"critical"},
     ),
     (
         "low-confidence",
         "The cache layer probably explains the slowness.",
         {"confidence": 0.3},
-        "single",
+        "double",
         {"critical"},
     ),
+    ("short-plan", "Plan:\n1. freeze the branch\n2. run the tests\n3. tag and publish", {}, "double", {"critical"}),
+    ("brainstorm-one-liner", "Brainstorm ideas for naming the new CLI.", {}, "double", {"creative"}),
     (
         "revised-decision",
         "On reflection, choosing Redis for the job queue was wrong.",
@@ -101,13 +97,10 @@ CASES: list[tuple[str, str, dict[str, Any], str, set[str]]] = [
         {"critical"},
     ),
     ("unsure-bug", "The bug is probably in the cache layer.", {"confidence": 0.3}, "double", {"critical"}),
-    (
-        "unsure-decision",
-        "Should we launch in Europe next quarter?",
-        {"confidence": 0.2},
-        "double",
-        {"critical"},
-    ),
+    # a yes/no question on what to do is a real decision, however short: three hats at least
+    ("shut-down", "Should we shut down the European business?", {}, "triple", {"critical", "optimistic"}),
+    ("settle", "Do we settle the patent suit?", {}, "triple", {"critical"}),
+    ("unsure-decision", "Should we launch in Europe next quarter?", {"confidence": 0.2}, "full", {"critical"}),
     # a decision or a richer thought: two hats and a synthesis
     (
         "either-or",
@@ -147,8 +140,8 @@ CASES: list[tuple[str, str, dict[str, Any], str, set[str]]] = [
         "What are the pros and cons of a four-day week for the team, what could go wrong, and are "
         "there creative alternatives?",
         {},
-        "triple",
-        {"critical", "creative"},
+        "full",
+        set(HATS),
     ),
     (
         "outage",
@@ -201,7 +194,7 @@ def test_a_hard_multi_part_decision_gets_all_five_hats_and_a_synthesis() -> None
     assert chosen.hats == HATS
     assert chosen.calls == 6
     names = {f.name for f in chosen.factors}
-    assert {"length", "questions", "structure", "decision", "risk", "people"} <= names
+    assert {"length", "questions", "structure", "dilemma", "risk", "people"} <= names
 
 
 @pytest.mark.parametrize(("strategy", "calls"), [("single", 1), ("double", 3), ("triple", 4), ("full", 6)])
@@ -276,7 +269,7 @@ def test_factor_details_explain_the_contribution() -> None:
     assert details["questions"] == "2 questions"
     assert details["revision"] == "revises thought 3"
     assert details["low_confidence"] == "confidence 0.25"
-    assert "should we" in details["decision"]
+    assert "should we" in details["dilemma"]
     assert details["length"].endswith("words")
 
 
@@ -395,7 +388,8 @@ def test_a_factual_one_liner_is_one_factual_call_in_any_language(lang: str) -> N
 def test_a_hard_multi_part_decision_gets_all_five_hats_in_any_language(lang: str) -> None:
     chosen = route(ctx(HARD_DECISIONS[lang]), DEFAULT)
     assert chosen.strategy == "full", chosen.factors
-    assert {"questions", "structure", "decision", "risk", "people"} <= {f.name for f in chosen.factors}
+    names = {f.name for f in chosen.factors}
+    assert {"questions", "structure", "risk", "people"} <= names and {"decision", "dilemma"} & names
 
 
 @pytest.mark.parametrize("lang", EITHER_OR)
@@ -515,7 +509,7 @@ def test_a_very_long_thought_is_read_at_its_start_and_end() -> None:
     filler = "The service handled the request and returned a response to the caller. " * 400
     thought = "Should we roll back the release? " + filler + " What could go wrong for customers?"
     details = {f.name: f.detail for f in route(ctx(thought), DEFAULT).factors}
-    assert {"decision", "risk", "people"} <= set(details)
+    assert {"dilemma", "risk", "people"} <= set(details)
     assert details["length"].endswith(f"in the first 4,500 and last 1,500 of {len(thought):,} chars")
 
 

@@ -105,7 +105,7 @@ _SIGNALS: tuple[_Signal, ...] = (
     _Signal("risk", 12, 4, 20, (("critical", 1.0),)),
     _Signal("stakes", 10, 4, 18, (("critical", 0.6), ("factual", 0.4))),
     _Signal("stakeholders", 8, 5, 22, (("emotional", 0.5), ("critical", 0.5))),
-    _Signal("planning", 22, 3, 26, (("critical", 0.5), ("factual", 0.3), ("creative", 0.2))),
+    _Signal("planning", 25, 3, 28, (("critical", 0.5), ("factual", 0.3), ("creative", 0.2))),
     _Signal("ideation", 26, 3, 30, (("creative", 1.0), ("optimistic", 0.25))),
     _Signal("people", 10, 3, 16, (("emotional", 1.0),)),
     _Signal("opportunity", 6, 3, 12, (("optimistic", 1.0),)),
@@ -125,7 +125,7 @@ _CJK_WORDS_PER_CHAR = {"zh": 0.6, "ja": 0.45}  # a Chinese or Japanese character
 _QUESTION_POINTS, _QUESTION_CAP = 3.0, 10.0
 _STRUCTURE_POINTS, _STRUCTURE_CAP = 5.0, 20.0
 _FREE_COMMAS = 1  # a comma or two is style; more is a list of clauses
-_REVISION_POINTS = 20.0
+_REVISION_POINTS = 25.0  # something the session relied on changed: never a one-hat thought
 _BRANCH_POINTS = 22.0
 _LOW_CONFIDENCE = 0.5
 _LOW_CONFIDENCE_POINTS = 22.0  # plus up to 10 more as confidence falls to 0
@@ -299,8 +299,9 @@ def _prose(text: str) -> tuple[str, int, int]:
     prose = "\n" + text
     if "```" in prose or "~~~" in prose:
         prose = _FENCED.sub("\n", prose)
+    before = len(prose)
     prose = _PASTED_LINE.sub("", prose)
-    runs = _material_runs(prose)
+    runs = _material_runs(prose, shown=before - len(prose) >= _RUN_CHARS)
     listed = 0
     # A long list is data; so is any list in a thought that has shown other material (a report's own list).
     if len(_LIST_ITEM.findall(runs)) > (_LONG_LIST if runs == prose else 0):
@@ -308,14 +309,15 @@ def _prose(text: str) -> tuple[str, int, int]:
     return runs, max(0, len(text) + 1 - len(runs)), listed
 
 
-def _material_runs(prose: str) -> str:
+def _material_runs(prose: str, shown: bool) -> str:
     """The prose without material: runs of lines that no sentence of the user's breaks (tables, documents, output).
 
     A paragraph's lines are cut into runs by questions and list items (those stay prose: the ask, or a list the
     long-list rule weighs); a run of _RUN_LINES lines and _RUN_CHARS characters is material. Once a thought has
-    shown material, its shorter runs (the fragments between blank lines of a dump) are taken to be more of it.
+    shown material (`shown`: pasted lines already set aside, or such a run), its shorter runs (the fragments
+    between blank lines of a dump) are taken to be more of it.
     """
-    if prose.count("\n") < _RUN_LINES:
+    if prose.count("\n") < (_FRAGMENT_LINES if shown else _RUN_LINES):
         return prose
     lines = prose.split("\n")
     runs: list[list[int]] = [[]]
@@ -332,7 +334,7 @@ def _material_runs(prose: str) -> str:
         return len(run) >= _RUN_LINES and sum(len(lines[i]) for i in run) >= _RUN_CHARS
 
     material = {i for run in runs if long(run) for i in run[lines[run[0]].rstrip().endswith((":", "：")) :]}
-    if material:
+    if material or shown:
         material |= {i for run in runs if len(run) >= _FRAGMENT_LINES for i in run}
     return "\n".join(line for i, line in enumerate(lines) if i not in material)
 

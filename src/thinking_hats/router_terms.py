@@ -210,19 +210,18 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "価格, 市場, 事業, 再編, 売却, 断念",
     },
     "planning": {
-        "en": "plan, planning, roadmap, rollout, roll out, schedule, timeline, milestone*, checkpoint*, "
-        "in what order, sequence, prepare, preparation, organise, organize, how do we organi*, onboarding, "
-        "curriculum",
-        "de": "plane, planen, planung, plan, fahrplan, zeitplan, ablauf, reihenfolge, meilenstein*, vorbereiten, "
-        "bereite, vorbereitung, organisier*, einführung",
-        "es": "planificar, planifica, planificación, plan, hoja de ruta, calendario, cronograma, en qué orden, "
-        "etapas, hitos, preparar, prepara, preparación, organizar, organizamos, organiza",
-        "fr": "planifier, planifie, planification, plan, feuille de route, calendrier, échéancier, dans quel ordre, "
-        "étapes, jalons, préparer, prépare, préparation, organiser, organise",
-        "pt": "planejar, planeje, planear, planejamento, plano, roteiro, cronograma, calendário, em que ordem, "
-        "etapas, marcos, preparar, prepare, preparação, organizar, organizamos",
-        "zh": "规划, 计划, 安排, 流程, 步骤, 时间表, 路线图, 里程碑, 准备, 筹备, 组织, 先后顺序",
-        "ja": "計画, 段取り, 手順, スケジュール, 体制, 整理, 準備, ロードマップ, 工程, 進め方",
+        "en": "plan, planning, roadmap, rollout, roll out, schedule, milestone*, checkpoint*, in what order, "
+        "sequence, prepare, preparation, organise, organize, how do we organi*, onboarding, curriculum",
+        "de": "plane, planen, planung, plan, fahrplan, ablauf, reihenfolge, meilenstein*, vorbereiten, bereite, "
+        "vorbereitung, organisier*, einführung",
+        "es": "planificar, planifica, planificación, plan, hoja de ruta, en qué orden, etapas, hitos, preparar, "
+        "prepara, preparación, organizar, organizamos, organiza",
+        "fr": "planifier, planifie, planification, plan, feuille de route, dans quel ordre, étapes, jalons, "
+        "préparer, prépare, préparation, organiser, organise",
+        "pt": "planejar, planeje, planear, planejamento, plano, roteiro, em que ordem, etapas, marcos, preparar, "
+        "prepare, preparação, organizar, organizamos",
+        "zh": "规划, 计划, 安排, 流程, 步骤, 路线图, 里程碑, 准备, 筹备, 组织, 先后顺序",
+        "ja": "計画, 段取り, 手順, 体制, 整理, 準備, ロードマップ, 工程, 進め方",
     },
     "stakeholders": {
         "en": "wants, want us, wanted, fear, fears, worries, insist*, object, objects, oppos*, against, disagree*, "
