@@ -350,3 +350,33 @@ async def test_a_retry_racing_its_original_from_another_store_is_stored_once(sto
 
     assert sorted(r.replayed for r in results) == [False, True, True, True]
     assert await seqs(one, "dup") == [1, 2]
+
+
+async def test_a_session_evicted_by_another_process_during_a_commit_is_reported_not_a_crash(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL only (SQLite's write lock covers the whole commit): another replica's prune deletes the session
+    between the commit's upsert of it and its row lock."""
+    import psycopg
+
+    from thinking_hats.store import postgres
+
+    store = await open_store(postgres_url)
+    await store.commit(write("old"), Replies())
+    run = postgres._PostgresTx.run
+
+    async def run_then_evict(self: Any, sql: str, params: Any = ()) -> int:
+        done = await run(self, sql, params)
+        if sql.startswith("INSERT INTO sessions"):  # the upsert found the session: now another process prunes it
+            async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as other:
+                await other.execute("DELETE FROM sessions WHERE id = 'old'")
+        return done
+
+    monkeypatch.setattr(postgres._PostgresTx, "run", run_then_evict)
+    try:
+        with pytest.raises(StoreError, match="'old' was evicted while this call was being recorded"):
+            await store.commit(write("old", number=2), Replies())
+        monkeypatch.undo()
+        assert await store.session("alice", "old") is None  # nothing was recorded
+    finally:
+        await store.close()

@@ -234,9 +234,15 @@ class Store:
                 " ON CONFLICT (principal, id) DO NOTHING",
                 (*key, write.tool, now, now),
             )
-            tool, meta_text = (
-                await tx.rows("SELECT tool, meta FROM sessions WHERE principal = ? AND id = ?" + self.backend.lock, key)
-            )[0]
+            found = await tx.rows(
+                "SELECT tool, meta FROM sessions WHERE principal = ? AND id = ?" + self.backend.lock, key
+            )
+            if not found:  # PostgreSQL: another replica's prune deleted it between the upsert and the lock
+                raise StoreError(
+                    f"session '{write.session_id}' was evicted while this call was being recorded: nothing was "
+                    "recorded. Start a new session (another session id, or none)."
+                )
+            tool, meta_text = found[0]
             if tool != write.tool:
                 raise wrong_tool(write.session_id, tool, write.tool)
             meta: dict[str, Any] = json.loads(meta_text)
