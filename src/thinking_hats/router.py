@@ -306,6 +306,7 @@ def _prose(text: str) -> tuple[str, int, int]:
     # A long list is data; so is any list in a thought that has shown other material (a report's own list).
     if len(_LIST_ITEM.findall(runs)) > (_LONG_LIST if runs == prose else 0):
         runs, listed = _LIST_ITEM.subn("", runs)
+        runs = _material_runs(runs, shown=True)  # the list's header and notes are part of what was pasted
     return runs, max(0, len(text) + 1 - len(runs)), listed
 
 
@@ -427,7 +428,7 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
     if ")" in read or "）" in read:
         inline += len(_INLINE_PARTS.findall(read))
     # Clauses: "sales wants X, finance fears Y, support expects Z" weighs as much as three sentences.
-    commas = read.count(",") + read.count("，") + read.count("、")
+    commas = read.count(", ") + read.count(",\n") + read.count("，") + read.count("、")  # not 0,003 or 1,200
     parts = items + sequence + semicolons + inline + max(0, sentences - 1) + max(0, commas - _FREE_COMMAS)
     shape = [
         _plural(n, label)

@@ -31,7 +31,7 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "en vez de, compar*, vale la pena, frente a, versus, vs, si deberíamos, nos quedamos, mantener o",
         "fr": "devrions-nous, devons-nous, faut-il, dois-je, devrais-je, devrait-on, doit-on, devrions, devrait-il, "
         "choisir, choix, décid*, décision*, option*, avantages et inconvénients, pour et contre, au lieu de, "
-        "plutôt que, compar*, vaut-il la peine, vaut la peine, arbitrage*, versus, vs, garder ou",
+        "plutôt que, compar*, vaut-il la peine, vaut la peine, arbitrage*, versus, vs, garder ou, se prononcer",
         "pt": "devemos, deveríamos, devo, deveria, decid*, decisão, decisões, escolher, escolha*, opção, opções, "
         "prós e contras, vantagens e desvantagens, em vez de, ao invés de, compar*, vale a pena, versus, vs, "
         "manter ou",
@@ -96,40 +96,41 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "child*, kids, student*, teacher*, manager*, boss, partner*, wife, husband, friend*, relationship*, "
         "conflict*, upset, angry, worried, afraid, motivation, engineers, developers, nurses, doctors, mother, "
         "father, mom, dad, son, daughter, sister, brother, boyfriend, girlfriend, grandparents, co-founder, blame, "
-        "apologise, apologize, apology",
+        "apologise, apologize, apology, new hire, overtime, ill, sick",
         "de": "~team*, nutzer*, benutzer*, ~kunde*, ~kunden*, ~mitarbeit*, kolleg*, stakeholder, leute, menschen, "
         "gefühl*, fühlen, fühlt, stimmung, moral, vertrauen, burnout, frust*, unzufrieden*, angst, ängst*, stress*, "
         "emotion*, kultur, entlassung*, patient*, famili*, eltern, kinder, kind, schüler*, lehrer*, chef*, "
         "beziehung*, konflikt*, motivation, partner*, belegschaft, ärzte, pflege*, entwickler*, mutter, vater, "
         "sohn, tochter, schwester, bruder, ehefrau, ehemann, freundin, großeltern, betriebsrat, vorwurf, vorwürfe, "
-        "entschuldig*",
+        "entschuldig*, krank*",
         "es": "equipo*, usuario*, cliente*, empleado*, personal, colega*, gente, personas, sentir*, siente*, "
         "sentimiento*, moral, confianza, agotamiento, burnout, frustra*, descontent*, ansiedad, ansios*, estrés, "
         "estresad*, emocion*, cultura, contratar, contratación, despido*, paciente*, familia*, padres, hijos, "
         "hija*, hijo, alumnos, estudiantes, profesores, jefe*, relación, conflicto*, motivación, socio*, plantilla, "
         "médicos, enfermer*, desarrolladores, madre, padre, hermana, hermano, esposa, marido, pareja, novio, novia, "
-        "abuelos, socia, reproche, culpa, disculp*",
+        "abuelos, socia, reproche, culpa, disculp*, enferm*",
         "fr": "équipe*, utilisateur*, client*, employé*, salarié*, personnel, collègue*, gens, personnes, ressent*, "
         "sentiment*, moral, confiance, épuisement, burn-out, frustr*, mécontent*, anxi*, stress*, émotion*, "
         "culture, recrut*, licenciement*, patient*, famille*, parents, enfant*, élèves, étudiants, enseignants, "
         "professeurs, chef, manager*, relation*, conflit*, motivation, associé*, médecins, infirmi*, développeurs, "
         "mère, père, fils, fille, sœur, frère, mari, compagnon, compagne, conjoint, grands-parents, reproche*, "
-        "excuse*",
+        "excuse*, malade*, vécu",
         "pt": "equipe*, equipa*, usuário*, utilizador*, cliente*, funcionário*, colaborador*, colega*, pessoas, "
         "gente, sentir*, sente*, sentimento*, moral, confiança, esgotamento, burnout, frustra*, insatisf*, "
         "ansiedade, ansios*, estresse, stress, emoç*, cultura, contratar, contratação, demiss*, paciente*, "
         "família*, pais, filhos, filha*, filho, alunos, estudantes, professores, chefe*, gestor*, relação, "
         "relacionamento*, conflito*, motivação, sócio*, médicos, enfermeir*, desenvolvedores, mãe, pai, irmã, "
-        "irmão, esposa, marido, namorado, namorada, avós, culpa, desculp*",
+        "irmão, esposa, marido, namorado, namorada, avós, culpa, desculp*, doente*",
         "zh": "团队, 用户, 客户, 员工, 同事, 人员, 大家, 感受, 感觉, 情绪, 士气, 信任, 倦怠, 沮丧, 不满, 焦虑, "
         "压力, 文化, 招聘, 裁员, 患者, 病人, 家人, 家庭, 父母, 孩子, 学生, 老师, 经理, 老板, 关系, 冲突, 利益相关, "
         "股东, 合作伙伴, 人心, 医生, 护士, 工程师, 开发者, 妈妈, 母亲, 爸爸, 父亲, 我爸, 我妈, 儿子, 女儿, 姐姐, "
-        "哥哥, 妹妹, 弟弟, 妻子, 老婆, 丈夫, 老公, 男朋友, 女朋友, 爷爷, 奶奶, 家长, 居民, 疲惫, 道歉, 责怪",
+        "哥哥, 妹妹, 弟弟, 妻子, 老婆, 丈夫, 老公, 男朋友, 女朋友, 爷爷, 奶奶, 家长, 居民, 疲惫, 道歉, 责怪, 新人, "
+        "加班, 不好意思, 导师, 生病",
         "ja": "チーム, ユーザー, 顧客, お客様, 社員, 従業員, 同僚, メンバー, 人々, 気持ち, 感情, 士気, "
         "モチベーション, 信頼, 燃え尽き, 不満, 不安, ストレス, 文化, 採用, 解雇, リストラ, 患者, 家族, 両親, 子供, "
         "子ども, 学生, 生徒, 先生, 教師, 上司, 部下, 関係, 対立, 利害関係者, ステークホルダー, 株主, パートナー, "
         "医師, 看護師, エンジニア, 開発者, 母, 父, 息子, 娘, 姉, 兄, 妹, 弟, 妻, 夫, 彼氏, 彼女, 祖父, 祖母, 住民, "
-        "疲弊, 保護者, 市民, 謝, 責め",
+        "疲弊, 保護者, 市民, 謝, 責め, 新人, 残業, 病気",
     },
     "opportunity": {
         "en": "benefit*, beneficial, opportunit*, upside*, gain*, advantage*, improv*, growth, payoff, potential, "
@@ -140,7 +141,7 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "es": "beneficio*, ventaja*, oportunidad*, potencial, crecimiento, mejora*, mejorar, ahorro*, ahorrar, "
         "más rápido, más barato, ganancia*, ingresos, rentab*, eficien*, valor",
         "fr": "bénéfice*, avantage*, opportunité*, potentiel, croissance, amélior*, économie*, gain*, plus rapide, "
-        "moins cher, rentab*, revenus, efficac*, valeur",
+        "moins cher, rentab*, revenus, efficac*, valeur, chance",
         "pt": "benefício*, vantage*, oportunidade*, potencial, crescimento, melhora*, melhoria*, melhorar, "
         "economia*, ganho*, mais rápido, mais barato, lucro*, receita, rentab*, eficiên*, valor",
         "zh": "好处, 优点, 优势, 机会, 机遇, 潜力, 增长, 改进, 改善, 提升, 节省, 更快, 更便宜, 收益, 利润, 回报, "
@@ -181,33 +182,34 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "regulator*, board, acquisition, acquire, merger, million*, billion*, life-threatening, death, ^die, dying, "
         "surgery, emergency, contract*, strategy, strategic, existential, entire, whole company, permanent*, "
         "long-term, career, quit my job, resign, divorce, invest, investing, investment*, funding, fundraising, "
-        "ipo, expansion, relocat*, pricing, market, reorganis*, reorganiz*, restructur*, sell the, exit",
+        "ipo, expansion, relocat*, pricing, market, reorganis*, reorganiz*, restructur*, sell the, exit, accuse*, "
+        "infringement",
         "de": "irreversibel, unumkehrbar, schließen, stilllegen, insolvenz, pleite, rechtlich*, ~gesetz*, behörde*, "
         "aufsichtsrat, vorstand, übernahme, fusion, million*, milliard*, mio, mrd, lebensbedrohlich*, tod, sterben, "
         "operation, notfall, vertrag*, strategie*, strategisch*, geschäft, ~geschäft*, unternehmen, dauerhaft, "
         "langfristig*, karriere, kündigen, kündigung, investi*, finanzierung, expansion, umzug, preis*, markt, "
-        "~markt*, umstrukturierung*, verkaufen, aufgeben",
+        "~markt*, umstrukturierung*, verkaufen, aufgeben, beschuldig*",
         "es": "irreversible, cerrar, cierre, quiebra, insolvencia, legal*, regulador*, junta directiva, consejo, "
         "adquisición, fusión, millón, millones, mil millones, mortal, muerte, morir, cirugía, operación, "
         "emergencia, urgencia*, contrato*, estrategia*, estratégic*, negocio*, empresa, permanente*, largo plazo, "
         "carrera, renunciar, dimitir, divorcio, invert*, inversión, financiación, expansión, mudanza, mudarnos, "
-        "precio*, mercado*, reestructura*, vender, abandonar",
+        "precio*, mercado*, reestructura*, vender, abandonar, acusa*",
         "fr": "irréversible*, fermer, fermeture, faillite, insolvabilité, juridique*, légal*, régulateur*, "
         "conseil d'administration, acquisition, rachat, fusion, million*, milliard*, mortel*, décès, mort, mourir, "
         "chirurgie, opération, urgence*, contrat*, stratégi*, entreprise, activité, permanent*, long terme, "
         "carrière, démissionner, quitter mon emploi, divorce, invest*, financement, expansion, déménag*, prix, "
-        "tarif*, marché*, restructur*, vendre, abandonner",
+        "tarif*, marché*, restructur*, vendre, abandonner, accuse*, contrefaçon",
         "pt": "irreversível, fechar, encerrar, encerramento, falência, insolvência, jurídic*, legal*, regulador*, "
         "conselho de administração, diretoria, aquisição, fusão, milhão, milhões, bilhão, bilhões, mortal, morte, "
         "morrer, cirurgia, operação, emergência, urgência, contrato*, estratégi*, negócio*, empresa, permanente*, "
         "longo prazo, carreira, pedir demissão, demitir-me, divórcio, invest*, financiamento, expansão, preço*, "
-        "mercado*, reestrutura*, vender, abandonar",
+        "mercado*, reestrutura*, vender, abandonar, acusa*",
         "zh": "不可逆, 关闭, 关停, 倒闭, 破产, 法律, 监管, 董事会, 收购, 并购, 合并, 百万, 千万, 亿, 致命, 死亡, "
         "手术, 急诊, 紧急, 合同, 战略, 整个公司, 永久, 长期, 职业, 辞职, 离婚, 投资, 融资, 扩张, 搬迁, 定价, 市场, "
-        "重组, 出售, 放弃",
+        "重组, 出售, 放弃, 指控, 侵权",
         "ja": "不可逆, 閉鎖, 撤退, 倒産, 破産, 法的, 法律, 規制, 取締役会, 買収, 合併, 百万, 億, 致命, 死亡, 手術, "
         "救急, 緊急, 契約, 戦略, 会社全体, 永続, 長期, キャリア, 退職, 辞め, 離婚, 投資, 資金調達, 拡大, 移転, "
-        "価格, 市場, 事業, 再編, 売却, 断念",
+        "価格, 市場, 事業, 再編, 売却, 断念, 告発, 侵害",
     },
     "planning": {
         "en": "plan, planning, roadmap, rollout, roll out, schedule, milestone*, checkpoint*, in what order, "
@@ -227,25 +229,26 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "en": "wants, want us, wanted, fear, fears, worries, insist*, object, objects, oppos*, against, disagree*, "
         "demand*, refus*, argu*, push for, pushes, complain*, warn*, threaten*, divided, at odds, expects, "
         "loves it, hates, asks for, waiting on us, split on, says, say, said, needs, requires, require, thinks, "
-        "believes, proposes, suggests, recommends, consented, supports, backs",
+        "believes, proposes, suggests, recommends, consented, supports, backs, has doubts, have doubts",
         "de": "will, wollen, möchte, möchten, fürchtet, fürchten, befürchtet, sorgt sich, sorgen sich, besteht auf, "
         "bestehen auf, dagegen, lehnt, widerspricht, uneinig, verlangt, verlangen, fordert, fordern, drängt, "
         "drängen, warnt, beschwer*, beklagt, strikt, hält ihn, gespalten, uneins, sagt, sagen, meint, meinen, "
-        "braucht, brauchen, schlägt vor, empfiehlt, unterstützt, sind dafür, ist dafür",
+        "braucht, brauchen, schlägt vor, empfiehlt, unterstützt, sind dafür, ist dafür, zweifelt, zweifeln",
         "es": "quiere, quieren, teme, temen, preocupa, insiste*, se opone*, en contra, discrepa*, opinan distinto, "
         "no están de acuerdo, exige*, exigen, reclama*, presiona*, advierte*, se queja*, quejado, prefiere*, pide, "
         "piden, dividid*, dice, dicen, necesita, necesitan, cree, creen, propone, sugiere, recomienda, apoya, "
-        "apoyan, están a favor, considera",
+        "apoyan, están a favor, considera, tiene dudas, tienen dudas, quiero, dependen de, depende de",
         "fr": "veut, veulent, craint, craignent, s'inquiète*, insiste*, s'oppose*, contre, pas d'accord, exige*, "
         "réclame*, pousse*, avertit, se plaint, plaignent, préfère*, demande, demandent, divisé*, dit, disent, "
-        "a besoin, ont besoin, pense, pensent, propose, suggère, recommande, soutient, sont pour",
+        "a besoin, ont besoin, pense, pensent, propose, suggère, recommande, soutient, sont pour, a des doutes, "
+        "ont des doutes, refuse, refusent",
         "pt": "quer, querem, teme, temem, preocupa*, insiste*, se opõe, se opõem, contra, discorda*, exige*, "
         "reclama*, pressiona*, alerta*, queixa*, prefere*, pede, pedem, dividid*, diz, dizem, precisa, precisam, "
-        "acha, acham, propõe, sugere, recomenda, apoia, apoiam, são a favor, considera",
+        "acha, acham, propõe, sugere, recomenda, apoia, apoiam, são a favor, considera, tem dúvidas, têm dúvidas",
         "zh": "希望, 想要, 担心, 坚持, 反对, 不同意, 意见不一, 分歧, 要求, 抱怨, 投诉, 警告, 支持, 观望, 不想, "
-        "听到风声, 说要, 说想, 表示, 认为, 建议, 主张, 提出",
+        "听到风声, 说要, 说想, 表示, 认为, 建议, 主张, 提出, 更想, 犹豫, 怀疑",
         "ja": "希望, 望んで, 心配, 反対, 反発, 求め, 主張, 苦情, 意見が分かれ, ほしい, 言い, 声が, 言って, 考えて, "
-        "提案, 勧め, 支持",
+        "提案, 勧め, 支持, 迷って",
     },
 }
 
