@@ -298,3 +298,16 @@ def test_json_text_escapes_what_json_dumps_leaves_raw() -> None:
     dumped = json_text(value)
     assert UNSAFE.findall(dumped) == [] and "é" in dumped
     assert json.loads(dumped) == value
+
+
+def test_log_records_reach_stderr_without_control_characters(capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    from thinking_hats.logs import setup_logging
+
+    setup_logging(Settings(thinking_log_level="WARNING"))
+    logging.getLogger("thinking_hats").warning("provider said: %s", "\x1b]0;pwned\x07\x1b[2Jbad\rbody")
+
+    err = capsys.readouterr().err
+    assert "provider said:" in err
+    assert unsafe_in(err.encode()) == []

@@ -52,3 +52,16 @@ def test_think_exits_non_zero_with_the_fix_when_the_provider_refuses(
     out, _ = capsys.readouterr()
     assert code == 1
     assert "401 from openai: check OPENAI_API_KEY" in out
+
+
+def test_the_same_question_asked_twice_is_answered_twice_in_two_sessions(
+    configured: FakeLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["think", "Is 7 prime?", "--strategy", "single", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main(["think", "Is 7 prime?", "--strategy", "single", "--json"]) == 0
+    second = json.loads(capsys.readouterr().out)
+
+    assert second["sessionId"] != first["sessionId"]
+    assert second["replayed"] is False and second["usage"]["llmCalls"] == 1
+    assert len(configured.history) == 2  # asked the model again, not a stale stored reply

@@ -106,7 +106,8 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
                 finished.append(printable(f"[{done}/{total}] {message}", newlines=False))
                 live.update(view())
 
-            result = await thinking.think(inp, Caller(LOCAL, "cli"), progress=progress)
+            # No connection: each `think` without --session starts its own session (never a replay of the last).
+            result = await thinking.think(inp, Caller(LOCAL, None), progress=progress)
             state["over"] = True
             live.update(view())
     finally:

@@ -11,6 +11,7 @@ import sys
 import traceback
 
 from .config import Settings
+from .terminal import printable
 
 AGNO_LOGGERS = ("agno", "agno-team", "agno-workflow")
 
@@ -21,13 +22,12 @@ class Redact(logging.Filter):
         self.secrets = sorted(set(secrets), key=len, reverse=True)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self.secrets:
-            return True
         message = record.getMessage()
         if record.exc_info:  # a traceback can hold a key too: render it here, scrubbed, in the message
             message += "\n" + "".join(traceback.format_exception(*record.exc_info))
             record.exc_info, record.exc_text = None, None
-        record.msg, record.args = scrub(message, self.secrets), None
+        # Provider error bodies and agno's records can carry a server's or a model's control characters.
+        record.msg, record.args = printable(scrub(message, self.secrets)), None
         return True
 
 
