@@ -115,7 +115,7 @@ _SIGNALS: tuple[_Signal, ...] = (
 
 _READ, _READ_HEAD = 6000, 4500  # characters of the thought read: its first _READ_HEAD and the rest from its end
 # Prose read for signals: (window, head) per script; a Chinese or Japanese character says more than a Latin one.
-_WINDOW = {"latin": (3000, 2200), "cjk": (1500, 1100)}
+_WINDOW = {"latin": (2000, 1500), "cjk": (1000, 750)}
 _PASTED_AFFINITY = 14.0  # pasted material is evidence to read: a pull towards the factual hat
 _LONG_LIST = 8  # a list longer than this is data pasted in, not parts of the thought
 _LENGTH_FREE_WORDS = 12  # a one-liner costs nothing for its length
@@ -281,7 +281,7 @@ def _stopwords() -> dict[str, str]:
 
 def _language(text: str) -> str:
     """The language of the prose: by script for Chinese and Japanese, by frequent words for the rest."""
-    head = text[:1000]
+    head = text[:500]
     cjk = len(_CJK.findall(head))
     if cjk >= 2 and cjk * 4 > len(head) - head.count(" "):
         return "ja" if len(_KANA.findall(head)) >= 2 else "zh"
@@ -377,7 +377,7 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
         start, end = text[:_READ_HEAD], text[_READ_HEAD - _READ :]
         text = start[: start.rfind("\n") + 1 or None] + "\n" + end[end.find("\n") + 1 :]
     prose, pasted, listed = _prose(text)
-    lang = _language(prose[:1000].lower())
+    lang = _language(prose[:500].lower())
     cjk = lang in _CJK_WORDS_PER_CHAR
     window, head = _WINDOW["cjk" if cjk else "latin"]
     read = prose if len(prose) <= window else prose[:head] + "\n\n" + prose[head - window :]
