@@ -533,3 +533,37 @@ def test_no_term_stands_for_two_signals(lang: str) -> None:
         for term in (t.strip().lstrip("!^~") for t in listed.split(",")):
             assert term == term.lower(), f"{lang} {name}: {term!r} must be lower-case"
             assert owner.setdefault(term, name) == name, f"{lang}: {term!r} is in {owner[term]} and {name}"
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "Do we settle the patent suit?",
+        "Schließen wir das Werk in Sachsen?",
+        "¿Cerramos las tiendas físicas?",
+        "Doit-on fermer notre filiale ?",
+        "Fechamos a loja do centro e ficamos só com a venda online?",
+        "要不要退出东南亚市场？",
+        "リコールを今日発表しますか？",
+    ],
+)
+def test_a_yes_no_question_on_what_to_do_is_at_least_three_hats_in_any_language(thought: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert chosen.strategy in ("triple", "full") and "dilemma" in {f.name for f in chosen.factors}, chosen.factors
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "Do we have a backup of the database?",
+        "Haben wir ein Backup der Datenbank?",
+        "¿Necesito visado para Japón?",
+        "On a un backup de la base ?",
+        "Preciso de visto para o Japão?",
+        "有給休暇は入社後何か月で付与されますか？",
+        "Should we use Postgres or MongoDB for this?",
+    ],
+)
+def test_a_yes_no_question_about_a_fact_or_a_choice_between_options_is_no_dilemma(thought: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert "dilemma" not in {f.name for f in chosen.factors}, chosen.factors

@@ -266,10 +266,11 @@ _PT_WH = (
 )
 DECISION_QUESTIONS: dict[str, str] = {
     "en": r"^(?:so,? )?(?:do|should|shall|must) (?:we|i)\b(?! (?:need|have|know|get)\b)|^is it (?:time|worth|wise)\b",
-    "de": r"^\w+ (?:wir|ich)\b",  # the verb first: "Schließen wir das Werk?", "Soll ich es ihm sagen?"
+    # The verb first: "Schließen wir das Werk?", "Soll ich es ihm sagen?" (not "Haben wir ein Backup?").
+    "de": r"^(?!(?:haben|habe|hat|gibt|wissen|weiß|kennen|brauchen|brauche|können|kann)\b)\w+ (?:wir|ich)\b",
     "es": rf"^(?:(?:le|lo|la|les|los|las|me|nos|se|te) )?(?!(?:{_ES_WH})\b)\w+(?:amos|emos|imos|o)\b",
     "fr": r"^(?:doit-on|faut-il|devons-nous|devrions-nous|dois-je|devrais-je|peut-on|pouvons-nous|allons-nous|"
-    r"va-t-on|est-ce qu'on|est-ce que nous|est-ce que je|on \w+)\b",
+    r"va-t-on|est-ce qu'on|est-ce que nous|est-ce que je|on (?!a\b|sait\b|peut\b|connaît\b)\w+)\b",
     "pt": rf"^(?:(?:o|a|lhe|me|nos|se|te) )?(?!(?:{_PT_WH})\b)\w+(?:amos|emos|imos|o)\b",
     "zh": r"要不要|该不该|应不应该|是否|还要不要|我们(?:该|应该|要)|我(?:该|应该|要不要)",
     "ja": r"^(?!.*(?:何|いつ|どこ|誰|どう|どの|いくつ|いくら|どれ|なぜ|どちら)).*(?:べきか|べきですか|べきでしょうか|"
