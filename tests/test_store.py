@@ -380,3 +380,17 @@ async def test_a_session_evicted_by_another_process_during_a_commit_is_reported_
         assert await store.session("alice", "old") is None  # nothing was recorded
     finally:
         await store.close()
+
+
+async def test_a_session_evicted_between_the_read_and_the_commit_is_reported_not_recreated_empty(
+    store: Store, clock: Clock
+) -> None:
+    await store.commit(write("long-call"), Replies())
+    view = await store.read("alice", TOOL, "long-call")  # the call reads its session, then waits on the model...
+    clock.now += 10 * 86400
+    assert await store.prune(retention_seconds=86400, max_sessions=100, grace_seconds=0) == 1  # ...meanwhile
+
+    with pytest.raises(StoreError, match="'long-call' was evicted while this thought was being analysed"):
+        await store.commit(write("long-call", number=2, existed=view.session is not None), Replies())
+    assert await store.session("alice", "long-call") is None
+    assert (await store.read("alice", TOOL, "long-call")).evicted is not None

@@ -209,6 +209,7 @@ class Crash:
                 keep=self.settings.max_history_size,
                 meta={"completed_at": step.step_number} if completes and completed_before is None else {},
                 connection=connection,
+                existed=view.session is not None,
                 revised=(revised.seq, revised.data | {"revised_by": step.step_number}) if revised else None,
                 reset=reset,
             ),

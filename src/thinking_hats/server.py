@@ -25,7 +25,7 @@ from .analysis import ProgressFn
 from .augmenter import Augmentation, build_augmenter
 from .config import Settings
 from .crash import Crash, CrashReply, CrashStep, NextAction, crash_error
-from .errors import InvalidThought, ThinkingError
+from .errors import InvalidThought, StoreError, ThinkingError
 from .report import iso, load, session_json, session_markdown
 from .store import LOCAL, Caller, Store, open_store
 from .thoughts import JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply
@@ -420,11 +420,14 @@ class _Core:
         settings = self.settings
         trace = Trace(settings)
         store = await open_store(settings.postgres_url(), settings.database_path())
-        await store.prune(
-            settings.thinking_retention_days * 86400,
-            settings.thinking_max_sessions,
-            settings.thinking_session_grace_minutes * 60,
-        )
+        try:
+            await store.prune(
+                settings.thinking_retention_days * 86400,
+                settings.thinking_max_sessions,
+                settings.thinking_session_grace_minutes * 60,
+            )
+        except StoreError:  # e.g. another replica pruning at the same moment: the next prune catches up
+            log.warning("pruning the session store at start-up failed", exc_info=True)
         augmenter, problem = build_augmenter(settings)
         if problem:
             log.warning("model augmentation is off: %s", problem)

@@ -182,6 +182,7 @@ class Thinking:
                 usage=outcome.usage.model_dump(mode="json") if outcome is not None else None,
                 meta=meta,
                 connection=connection,
+                existed=view.session is not None,
             ),
             reply_for,
         )

@@ -116,6 +116,7 @@ class Write:
     connection: str | None = None  # this session becomes the connection's default for `tool`
     revised: tuple[int, dict[str, Any]] | None = None  # (seq, new data) of the entry this one revises
     reset: bool = False  # start the session afresh (CRASH_SESSION_TIMEOUT)
+    existed: bool = False  # the session was there when the call read it: if it is gone now, it was evicted
 
 
 @dataclass(frozen=True)
@@ -229,11 +230,16 @@ class Store:
         key = (write.principal, write.session_id)
         thought = str(write.data.get("thought", ""))
         async with self.backend.transaction(write=True) as tx:
-            await tx.run(
+            created = await tx.run(
                 "INSERT INTO sessions(principal, id, tool, created, updated, meta) VALUES (?, ?, ?, ?, ?, '{}')"
                 " ON CONFLICT (principal, id) DO NOTHING",
                 (*key, write.tool, now, now),
             )
+            if created and write.existed:  # evicted during the model call: say so rather than recreate it empty
+                raise StoreError(
+                    f"session '{write.session_id}' was evicted while this thought was being analysed: nothing was "
+                    "recorded. Start a new session (another session id, or none)."
+                )
             found = await tx.rows(
                 "SELECT tool, meta FROM sessions WHERE principal = ? AND id = ?" + self.backend.lock, key
             )
@@ -362,6 +368,7 @@ class Store:
             victims = [(*r, "idle past THINKING_RETENTION_DAYS") for r in expired] + [
                 (*r, "least recently used beyond THINKING_MAX_SESSIONS") for r in capped
             ]
+            victims.sort()  # one lock order for every replica pruning at once: no deadlock between them
             if victims:
                 await tx.many(
                     "INSERT INTO evictions(principal, id, tool, at, reason) VALUES (?, ?, ?, ?, ?)"

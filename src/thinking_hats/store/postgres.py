@@ -57,6 +57,8 @@ class PostgresBackend:
 
         try:
             async with self._pool.connection() as conn, conn.transaction():
+                if not write:  # one snapshot for every statement of a read, as SQLite's read transaction has
+                    await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 yield _PostgresTx(conn)
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
             raise _store_error(exc, self.location) from exc
