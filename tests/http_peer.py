@@ -6,12 +6,15 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import anyio
 import httpx2
+from mcp import Client
 
 ANNOUNCEMENT = re.compile(r"streamable HTTP on (http://\S+/mcp)")
 # A raw `initialize` request: the smallest thing the server must answer (or refuse) over HTTP.
@@ -29,11 +32,46 @@ def post(url: str, body: object, **headers: str) -> httpx2.Response:
     return httpx2.post(url, json=body, headers=MCP_HEADERS | headers, timeout=30)
 
 
+async def call_in_turn(
+    url: str,
+    calls: list[tuple[str, dict[str, Any]]],
+    mode: str = "auto",
+    done: Callable[[], None] = lambda: None,
+    attempts: int = 10,
+    call_timeout: float = 60,
+) -> int:
+    """Makes `calls` (tool, arguments) one after another from one MCP client; a call that fails (an error reply,
+    or the connection lost when a server process dies) is sent again, the same call, from a new client, up to
+    `attempts` times. `done` is called after each call that succeeded. Returns how many calls were sent again."""
+    pending, retries, failed = list(calls), 0, 0
+    while pending:
+        try:
+            # A lost connection surfaces from the client's task group at the end of this block, as an exception group.
+            async with Client(url, mode=mode) as session:  # type: ignore[arg-type]
+                while pending:
+                    with anyio.fail_after(call_timeout):
+                        result = await session.call_tool(*pending[0])
+                    if result.is_error:
+                        raise RuntimeError("".join(getattr(b, "text", "") for b in result.content))
+                    pending.pop(0)
+                    failed = 0
+                    done()
+        except Exception as exc:
+            retries, failed = retries + 1, failed + 1
+            if failed >= attempts:
+                raise AssertionError(f"{pending[0]} still failing after {attempts} attempts: {exc!r}") from exc
+    return retries
+
+
 @dataclass
 class HttpServer:
     process: subprocess.Popen[str]
     url: str = ""
     stderr: list[str] = field(default_factory=list)
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1].split("/", 1)[0])
 
     def rss_kib(self) -> int:
         """Resident memory of the server process, from /proc (Linux)."""
@@ -41,6 +79,18 @@ class HttpServer:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
         raise RuntimeError("no VmRSS in /proc status")
+
+    def workers(self) -> set[int]:
+        """The pids of the `--workers` processes (the supervisor's spawned children), from /proc (Linux)."""
+        found = set()
+        for entry in Path("/proc").iterdir():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                if parent == self.process.pid and b"spawn_main" in (entry / "cmdline").read_bytes():
+                    found.add(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue  # not a process, or one that just ended
+        return found
 
 
 def _drain(server: HttpServer, ready: threading.Event) -> None:
