@@ -5,7 +5,9 @@
 The server's event loop runs in the main thread here (`thinking-hats` itself runs it in a thread, so that
 Ctrl-C stays with the main thread), because signal handlers run in the main thread and cProfile profiles the
 thread that enables it. SIGUSR1 starts profiling the event loop (MCP, the tools, agno, the SDKs, HTTP and SQLite
-all run there) with the thread's CPU clock, so time spent waiting for the model is not counted; SIGUSR2 stops
+all run there) by the wall clock (cProfile's own, cheap to read: a CPU clock costs a system call per event and
+would inflate every function by its call count), so the benchmark leaves out the time the loop waits in
+epoll, which is where waiting for the model or the client is spent; SIGUSR2 stops
 and writes the stats to $BENCH_PROFILE_OUT (under a temporary name first, so a reader never sees half a file).
 """
 
@@ -14,14 +16,13 @@ from __future__ import annotations
 import cProfile
 import os
 import signal
-import time
 from types import FrameType
 
 from thinking_hats.config import Settings
 from thinking_hats.logs import setup_logging
 from thinking_hats.server import build_server
 
-PROFILE = cProfile.Profile(time.thread_time)
+PROFILE = cProfile.Profile()
 
 
 def start(_signal: int, _frame: FrameType | None) -> None:

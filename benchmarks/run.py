@@ -132,7 +132,7 @@ SMOKE = Plan(
     peer_warmup=5,
     think_runs=1,
     profile_thoughts={"full": 2, "record-only": 20},
-    install_timeout=60,
+    install_timeout=45,  # in the background while the other measurements run
 )
 
 
@@ -488,7 +488,8 @@ IMPORT_GROUPS: dict[str, tuple[str, ...]] = {
     "agno": ("agno",),
     "openai": ("openai",),
     "anthropic": ("anthropic",),
-    "pydantic": ("pydantic", "pydantic_core", "pydantic_settings", "annotated_types", "typing_inspection"),
+    "pydantic": ("pydantic", "pydantic_core", "annotated_types", "typing_inspection"),
+    "pydantic_settings": ("pydantic_settings", "dotenv"),
     "thinking_hats": ("thinking_hats",),
     "rich": ("rich", "pygments", "markdown_it", "mdurl"),
     "mcp": ("mcp", "mcp_types"),
@@ -599,6 +600,8 @@ COMPONENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("event loop", ("asyncio", "_asyncio", "selectors", "select")),
 )
 OURS = ("router", "prompts", "store", "thinking_hats (other)")
+# Where the profiled (wall-clock) event loop waits rather than works: the loop's poll and lock waits.
+IDLE = ("<method 'poll' of 'select.epoll' objects>", "<method 'acquire' of '_thread.lock' objects>")
 Func = tuple[str, int, str]
 
 
@@ -649,6 +652,8 @@ def by_component(stats: dict[Func, Any]) -> dict[str, float]:
 
     totals: Counter[str] = Counter()
     for func, (_, _, self_time, _, callers) in stats.items():
+        if func[0] == "~" and func[2] in IDLE:
+            continue
         if own[func]:
             totals[own[func] or ""] += self_time
             continue
@@ -728,7 +733,71 @@ def rows_components(rows: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     return out
 
 
-# --- 9. beside the floor and the reference server, through three clients --------------------------------------
+# --- 9. start-up imports beside the floor ----------------------------------------------------------------------
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+}
+
+
+async def startup_imports(argv: list[str], env: dict[str, str]) -> dict[str, float]:
+    """Import time by group of a server started with -X importtime, up to its `initialize` reply."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-X",
+        "importtime",
+        *argv,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+    await process.stdin.drain()
+    await process.stdout.readline()
+    process.stdin.close()
+    _, err = await process.communicate()
+    return import_groups(err.decode(errors="replace"))
+
+
+async def bench_startup_imports(ctx: Ctx) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, float]]] = {"thinking-hats": [], "floor": []}
+    for run in range(ctx.plan.cold_runs):
+        env = server_env(ctx.work / f"imports-{run}", None)
+        runs["thinking-hats"].append(await startup_imports(["-m", "thinking_hats"], env))
+        runs["floor"].append(await startup_imports([str(HERE / "floor_server.py")], env))
+    medians = {
+        name: {g: round(statistics.median(r.get(g, 0.0) for r in samples), 1) for g in {g for r in samples for g in r}}
+        for name, samples in runs.items()
+    }
+    ours, floor = medians["thinking-hats"], medians["floor"]
+    extra = {g: round(ours.get(g, 0.0) - floor.get(g, 0.0), 1) for g in ours.keys() | floor.keys()}
+    return {
+        "import_ms": medians,
+        "total_ms": {name: round(sum(groups.values()), 1) for name, groups in medians.items()},
+        "extra_ms": dict(sorted(extra.items(), key=lambda kv: -kv[1])),
+    }
+
+
+def rows_startup_imports(result: dict[str, Any]) -> list[tuple[str, str, str]]:
+    total = result["total_ms"]
+    parts = ", ".join(f"{g} {ms:+.0f}" for g, ms in result["extra_ms"].items() if abs(ms) >= 3)
+    return [
+        (
+            f"imports up to the `initialize` reply (`-X importtime`), thinking-hats vs the floor; extra by group in "
+            f"ms: {parts}",
+            f"{total['thinking-hats']:.0f} ms vs {total['floor']:.0f} ms = "
+            f"**{total['thinking-hats'] - total['floor']:+.0f} ms**",
+            "",
+        )
+    ]
+
+
+# --- 10. beside the floor and the reference server, through three clients --------------------------------------
 
 NODE_PACKAGES = ("@modelcontextprotocol/sdk@^1", "@modelcontextprotocol/server-sequential-thinking")
 REFERENCE = "@modelcontextprotocol/server-sequential-thinking"
@@ -766,8 +835,11 @@ async def quietly(argv: list[str], budget: float) -> tuple[bool, str]:
         os.killpg(process.pid, signal.SIGKILL)
         await process.wait()
         return False, f"`{' '.join(argv[:3])} ...` timed out after {budget:.0f} s"
-    lines = [line for line in output.decode(errors="replace").splitlines() if line.strip() and "npm warn" not in line]
-    return process.returncode == 0, (lines[-1].strip()[:200] if lines else f"exit status {process.returncode}")
+    lines = [line.strip() for line in output.decode(errors="replace").splitlines() if line.strip()]
+    # npm ends with where its log is; the first error line says what went wrong (pip's last line does).
+    errors = [line for line in lines if line.startswith("npm error") and "complete log" not in line]
+    last = errors[0] if errors else lines[-1] if lines else f"exit status {process.returncode}"
+    return process.returncode == 0, last[:200]
 
 
 def package_version(prefix: Path, name: str) -> str:
@@ -981,17 +1053,21 @@ def peer_table(result: dict[str, Any]) -> str:
         "| Client | Measurement | " + " | ".join(SERVERS.values()) + " | vs floor | vs reference | Target |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    notes: list[str] = []
     for client, data in result["clients"].items():
         shown = result["versions"].get(client, client)
         if not data["servers"]:
             lines.append(f"| {client} | {data['note']} | | | | | | |")
             continue
+        for server, figures in data["servers"].items():
+            if "error" in figures and (note := f"{SERVERS[server]}: {figures['error']}") not in notes:
+                notes.append(note)
         for key, label, unit, digits in PEER_METRICS:
             cells, numbers = [], {}
             for server in SERVERS:
                 figures = data["servers"][server]
                 numbers[server] = figures.get(key)
-                cells.append(_fmt(figures.get(key), unit, digits) if "error" not in figures else figures["error"])
+                cells.append(_fmt(figures.get(key), unit, digits))
             ours, floor, reference = numbers["thinking-hats"], numbers["floor"], numbers["reference"]
             vs_floor = _ratio(ours, floor)
             if key == "startup_s" and ours is not None and floor is not None:
@@ -1003,7 +1079,7 @@ def peer_table(result: dict[str, Any]) -> str:
                 f"| {shown if key == 'startup_s' else ''} | {label} | {' | '.join(cells)} | {vs_floor} | "
                 f"{_ratio(ours, reference)} | {target} |"
             )
-    return "\n".join(lines)
+    return "\n".join(lines + ([""] + [f"- {note}" for note in notes] if notes else []))
 
 
 def rows_peers(result: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -1056,6 +1132,7 @@ MEASUREMENTS = (
     Measurement("concurrency", bench_concurrency, rows_concurrency),
     Measurement("think", bench_think, rows_think),
     Measurement("components", bench_components, rows_components),
+    Measurement("startup_imports", bench_startup_imports, rows_startup_imports),
     Measurement("peers", bench_peers, rows_peers, peer_table),
 )
 
