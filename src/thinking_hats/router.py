@@ -21,7 +21,7 @@ from functools import cache
 from typing import Literal
 
 from .analysis import HATS, Complexity, Factor, Hat, ThoughtContext
-from .router_terms import DECISION_QUESTIONS, LETTERS, OR_TERMS, SEQUENCE_TERMS, SIGNAL_TERMS, STOPWORDS
+from .router_terms import DECISION_QUESTIONS, LETTERS, OR_TERMS, SEQUENCE_TERMS, SIGNAL_TERMS, STOPWORDS, WHETHER
 
 SynthesisMode = Literal["model", "merge"]
 
@@ -97,38 +97,48 @@ class _Signal:
     each: float  # points for every further distinct term
     cap: float
     affinity: tuple[tuple[Hat, float], ...]  # share of the points each hat gets when ranking hats
+    at_least: float = 0.0  # what is asked sets a floor: the score is at least this, however short the thought
 
 
+_DOUBLE, _TRIPLE = 25.0, 45.0  # floors: where the default THINKING_THRESHOLDS start double and triple
+
+# Two kinds of evidence. What is asked (a yes/no question on what to do, a plan, ideas; "A or B?" makes the decision
+# signal one) sets a floor: the strategy it deserves at least, whatever else the thought says. What the situation
+# holds (parties and their positions, stakes, risks, constraints, length) adds points per item, the same for every
+# item: a thought with more of them needs more angles. Flat weights and floors are what carried over to thoughts
+# the router was not tuned on; finer weights only learned the tuning thoughts' wording.
 _SIGNALS: tuple[_Signal, ...] = (
-    _Signal("decision", 18, 5, 28, (("critical", 0.5), ("optimistic", 0.5))),
-    _Signal("dilemma", 42, 0, 42, (("critical", 0.5), ("optimistic", 0.3), ("emotional", 0.2))),
-    _Signal("risk", 12, 4, 20, (("critical", 1.0),)),
-    _Signal("stakes", 10, 4, 18, (("critical", 0.6), ("factual", 0.4))),
-    _Signal("stakeholders", 8, 5, 22, (("emotional", 0.5), ("critical", 0.5))),
-    _Signal("planning", 25, 3, 28, (("critical", 0.5), ("factual", 0.3), ("creative", 0.2))),
-    _Signal("ideation", 26, 3, 30, (("creative", 1.0), ("optimistic", 0.25))),
-    _Signal("people", 10, 3, 16, (("emotional", 1.0),)),
-    _Signal("opportunity", 6, 3, 12, (("optimistic", 1.0),)),
+    _Signal("decision", 5, 5, 15, (("critical", 2.0), ("optimistic", 2.0))),
+    _Signal("dilemma", 10, 0, 10, (("critical", 2.0), ("optimistic", 1.2), ("emotional", 0.8)), _TRIPLE),
+    _Signal("risk", 8, 8, 32, (("critical", 1.5),)),
+    _Signal("stakes", 8, 8, 32, (("critical", 0.8), ("factual", 0.5))),
+    _Signal("stakeholders", 8, 8, 48, (("emotional", 0.5), ("critical", 0.5))),
+    _Signal("planning", 10, 0, 10, (("critical", 1.2), ("factual", 0.8), ("creative", 0.5)), _DOUBLE),
+    _Signal("ideation", 10, 0, 10, (("creative", 2.6), ("optimistic", 0.6)), _DOUBLE),
+    _Signal("people", 6, 6, 36, (("emotional", 1.8),)),
+    _Signal("opportunity", 3, 3, 9, (("optimistic", 2.0),)),
     # Few points (a fact question is simple) but a strong pull towards the factual hat.
-    _Signal("facts", 2, 1, 4, (("factual", 5.0),)),
+    _Signal("facts", 1, 0, 1, (("factual", 12.0),)),
 )
 
 _READ, _READ_HEAD = 6000, 4500  # characters of the thought read: its first _READ_HEAD and the rest from its end
 # Prose read for signals: (window, head) per script; a Chinese or Japanese character says more than a Latin one.
 _WINDOW = {"latin": (2000, 1500), "cjk": (1000, 750)}
+_SENTENCE_WORDS = 3  # a shorter fragment ("unbounded LRU?") is not a part of its own
+_UNMARKED_QUESTIONS = ("en", "de", "fr")  # where an opener alone says it asks (not Spanish "Reviso los logs")
 _PASTED_AFFINITY = 14.0  # pasted material is evidence to read: a pull towards the factual hat
 _LONG_LIST = 8  # a list longer than this is data pasted in, not parts of the thought
-_LENGTH_FREE_WORDS = 12  # a one-liner costs nothing for its length
+_LENGTH_FREE_WORDS = 0
 _LENGTH_POINTS_PER_WORD = 0.35
-_LENGTH_CAP = 20.0
+_LENGTH_CAP = 28.0
 _CJK_WORDS_PER_CHAR = {"zh": 0.6, "ja": 0.45}  # a Chinese or Japanese character carries about this much of a word
-_QUESTION_POINTS, _QUESTION_CAP = 3.0, 10.0
+_QUESTION_POINTS, _QUESTION_CAP = 3.0, 9.0
 _STRUCTURE_POINTS, _STRUCTURE_CAP = 5.0, 20.0
 _FREE_COMMAS = 1  # a comma or two is style; more is a list of clauses
-_REVISION_POINTS = 25.0  # something the session relied on changed: never a one-hat thought
-_BRANCH_POINTS = 22.0
+# Session context: something the session relied on changed, an alternative, a step its author doubts. Each is
+# worth a second angle (a floor of double) and a few points; the thought's content decides the rest.
+_SESSION_POINTS, _SESSION_AT_LEAST, _SESSION_AFFINITY = 10.0, _DOUBLE, 15.0
 _LOW_CONFIDENCE = 0.5
-_LOW_CONFIDENCE_POINTS = 22.0  # plus up to 10 more as confidence falls to 0
 _RUN_LINES, _RUN_CHARS = 6, 300  # this many lines in a row, this long, with no question among them, are material
 _FRAGMENT_LINES = 2  # in a thought with material, a run this long is more of it
 
@@ -151,7 +161,7 @@ _PASTED_LINE = re.compile(
     r"|[^\n]{0,300}[{}][ \t]*(?=\n|\Z)|[^\n]{0,200}[=(][^\n]{0,200};[ \t]*(?=\n|\Z)"  # block, statement end
     r"|[ \t]*\|[^\n]*\|[ \t]*(?=\n|\Z)"  # table row
     r"|[^\n]{0,80}?[!-~]{60}"  # a token too long for prose: base64, minified code, a long URL
-    r"|[!-+\--~]*(?:,[!-+\--~]*){3,}[ \t]*(?=\n|\Z)"  # CSV row
+    r"|[!-+\--~]*(?:,[!-+\--~]*){3,}[ \t]*(?=\n|\Z)|[^\s;]*(?:;[^\s;]*){3,}[ \t]*(?=\n|\Z)"  # CSV row (, or ;)
     r"|[ \t]*[\w.-]+=\S*(?:[ \t]+[\w.-]+=\S*)*[ \t]*(?=\n|\Z)"  # key=value line
     r")[^\n]*",
 )
@@ -267,6 +277,11 @@ def _vocabulary(lang: str) -> _Vocabulary:
         either=re.compile(either_re),
         dilemma=re.compile(DECISION_QUESTIONS[lang]),
     )
+
+
+@cache
+def _whether(lang: str) -> re.Pattern[str]:
+    return re.compile(WHETHER[lang])
 
 
 @cache
@@ -386,9 +401,12 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
     factors: list[Factor] = []
     affinity: dict[Hat, float] = dict.fromkeys(HATS, 0.0)
 
-    def add(name: str, points: float, detail: str) -> None:
+    floor_of: list[float] = []  # per factor, the score it asks for at least
+
+    def add(name: str, points: float, detail: str, at_least: float = 0.0) -> None:
         if points > 0:
             factors.append(Factor(name=name, points=round(points, 1), detail=detail))
+            floor_of.append(at_least)
 
     if cjk:
         chars = sum(map(len, _CJK_RUN.findall(prose)))
@@ -405,18 +423,31 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
     sentences = questions = items = 0
     either = False
     dilemma: str | None = None
-    for chunk in _CHUNK.findall(read):
+    chunks = [c for c in _CHUNK.findall(read) if c.strip()]
+    for number, chunk in enumerate(chunks):
         if _ITEM_START.match(chunk):
             items += 1
-        elif len(chunk.split()) >= 2 or (cjk and len(chunk.strip()) >= 5):
+        elif len(chunk.split()) >= _SENTENCE_WORDS or (cjk and len(chunk.strip()) >= 5):
             sentences += 1
-        if "?" in chunk or "？" in chunk or (cjk and chunk.rstrip(" \t\n。").endswith(_QUESTION_PARTICLES)):
+        asked = "?" in chunk or "？" in chunk or (cjk and chunk.rstrip(" \t\n。").endswith(_QUESTION_PARTICLES))
+        # A last line typed without its question mark ("Should I take the offer") still asks.
+        unmarked = number == len(chunks) - 1 and lang in _UNMARKED_QUESTIONS and chunk.rstrip()[-1:].isalnum()
+        if asked:
             questions += 1
+        if dilemma is None and lang in WHETHER and (weighed := _whether(lang).search(chunk)) is not None:
+            dilemma = weighed.group()[-12:]
+        if asked or unmarked:
             offers = vocabulary.either.search(chunk) is not None
             either = either or offers
-            if dilemma is None and not offers:  # "A or B?" is a choice between options, not a yes or no
+            if dilemma is None:
                 opener = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2]
-                if (opened := vocabulary.dilemma.search(opener)) is not None:
+                opened = vocabulary.dilemma.search(opener)
+                # "A or B?" is a choice between options ("Postgres or MongoDB?"), unless both are courses of action
+                # ("Do we keep them as contractors or hire them?"): then it weighs doing something, like a yes or no.
+                if opened is not None and offers:
+                    rest = vocabulary.either.split(opener, maxsplit=1)[-1].strip(" ,¿¡")
+                    opened = opened if vocabulary.dilemma.search(rest) else None
+                if opened is not None:
                     dilemma = opened.group().strip() or "yes/no question"
     add("questions", min(_QUESTION_CAP, questions * _QUESTION_POINTS), _plural(questions, "question"))
 
@@ -449,7 +480,8 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
         extra["dilemma"].append(f"yes/no question on what to do ({_shown([dilemma[:24]])})")
     if either:
         extra["decision"].append("either/or question")
-    if _CURRENCY.search(read) or _AMOUNT.search(read):
+    # Money is at stake, unless the ask is to work out an amount ("what do the parents pay in all?").
+    if (_CURRENCY.search(read) or _AMOUNT.search(read)) and not terms.get("facts"):
         extra["stakes"].append("money")
     if ("%" in read or "％" in read or "百分之" in read) and _PERCENT.search(read):
         extra["facts"].append("percentages")
@@ -465,23 +497,44 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
             found[-1] += f" ({count} positions)"
         points = min(signal.cap, signal.first + signal.each * (count - 1))
         # A branch is the alternative its "what if" asks for: the branch factor counts it, the hats still see it.
-        branching = signal.name == "ideation" and ctx.branch_origin is not None
-        add(signal.name, 0 if branching else points, _shown(found))
+        if signal.name == "ideation" and ctx.branch_origin is not None:
+            points = 0
+        at_least = _DOUBLE if signal.name == "decision" and either else signal.at_least
+        add(signal.name, points, _shown(found), at_least)
         for hat, share in signal.affinity:
             affinity[hat] += points * share
     if pasted:
         affinity["factual"] += _PASTED_AFFINITY
 
+    session: list[tuple[str, str, Hat]] = []
     if ctx.revised is not None:
-        add("revision", _REVISION_POINTS, f"revises thought {ctx.revised[0]}")
-        affinity["critical"] += _REVISION_POINTS
+        session.append(("revision", f"revises thought {ctx.revised[0]}", "critical"))
     if ctx.branch_origin is not None:
-        add("branch", _BRANCH_POINTS, f"branches from thought {ctx.branch_origin[0]}")
-        affinity["creative"] += _BRANCH_POINTS
+        session.append(("branch", f"branches from thought {ctx.branch_origin[0]}", "creative"))
     if ctx.confidence is not None and ctx.confidence < _LOW_CONFIDENCE:
-        points = _LOW_CONFIDENCE_POINTS + (_LOW_CONFIDENCE - max(0.0, ctx.confidence)) * 20
-        add("low_confidence", points, f"confidence {ctx.confidence:.2f}")
-        affinity["critical"] += points
+        session.append(("low_confidence", f"confidence {ctx.confidence:.2f}", "critical"))
+    for name, detail, hat in session:
+        add(name, _SESSION_POINTS, detail, _SESSION_AT_LEAST)
+        affinity[hat] += _SESSION_AFFINITY
+
+    # The floor: the factor asking for the most lifts the score to its floor, and says so. The floors are scores,
+    # not strategies, so that THINKING_THRESHOLDS moves every thought alike.
+    if floor_of and max(floor_of) > 0:
+        floor = max(floor_of)
+        i = floor_of.index(floor)
+        lift = floor - sum(f.points for f in factors)
+        if lift > 0:
+            raised = factors[i]
+            factors[i] = Factor(
+                name=raised.name,
+                points=round(raised.points + lift, 1),
+                detail=f"{raised.detail}; at least {floor:g}",
+            )
+            # the lift is the ask's weight too: a dilemma's angles lead when little else is said
+            for signal in _SIGNALS:
+                if signal.name == raised.name:
+                    for hat, share in signal.affinity:
+                        affinity[hat] += lift * share / 4
     return factors, affinity
 
 

@@ -21,25 +21,29 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "do i, ought we, do we go, choos*, chose, choice*, pick, picking, select, selecting, decid*, decision*, vs, "
         "versus, trade-off*, tradeoff*, trade off, option*, whether, prefer, preferable, compar*, pros and cons, "
         "instead of, rather than, go with, worth it, worth the, which one, which is better, would it be better, "
-        "is it better, better off, weigh*, keep or, or not",
+        "is it better, better off, weigh*, keep or, or not, what do we do, what should we do, what do i do, "
+        "what should i do, how do i decide, how do we decide, what now",
         "de": "sollen wir, sollten wir, soll ich, sollte ich, soll man, sollte man, sollen die, müssen wir uns, "
         "~entscheid*, wählen, wählt, auswahl, auswählen, abwäg*, abwägung, option*, ob wir, ob ich, ob man, "
         "vor- und nachteile, vorteile und nachteile, stattdessen, anstatt, statt, lieber, ~vergleich*, lohnt sich, "
-        "lohnt es sich, welche variante, welche option, versus, vs, trade-off*, alternativ oder",
+        "lohnt es sich, welche variante, welche option, versus, vs, trade-off*, alternativ oder, was tun wir, "
+        "was sollen wir tun, was soll ich tun, was machen wir, was mache ich, wie entscheiden wir",
         "es": "deberíamos, debemos, debería, debo, conviene, convendría, decid*, decisión, decisiones, elegir, "
         "elijo, elegimos, elección, escoger, opción, opciones, ventajas y desventajas, pros y contras, en lugar de, "
-        "en vez de, compar*, vale la pena, frente a, versus, vs, si deberíamos, nos quedamos, mantener o",
+        "en vez de, compar*, vale la pena, frente a, versus, vs, si deberíamos, nos quedamos, mantener o, "
+        "qué hacemos, qué hago, qué debo hacer, qué deberíamos hacer, qué hacer, cómo decidimos",
         "fr": "devrions-nous, devons-nous, faut-il, dois-je, devrais-je, devrait-on, doit-on, devrions, devrait-il, "
         "choisir, choix, décid*, décision*, option*, avantages et inconvénients, pour et contre, au lieu de, "
-        "plutôt que, compar*, vaut-il la peine, vaut la peine, arbitrage*, versus, vs, garder ou, se prononcer",
+        "plutôt que, compar*, vaut-il la peine, vaut la peine, arbitrage*, versus, vs, garder ou, se prononcer, "
+        "que faire, que fait-on, qu'est-ce qu'on fait, que dois-je faire, que devons-nous faire",
         "pt": "devemos, deveríamos, devo, deveria, decid*, decisão, decisões, escolher, escolha*, opção, opções, "
         "prós e contras, vantagens e desvantagens, em vez de, ao invés de, compar*, vale a pena, versus, vs, "
-        "manter ou",
+        "manter ou, o que fazemos, o que faço, o que fazer, o que devo fazer, o que devemos fazer",
         "zh": "是否, 要不要, 该不该, 应不应该, 应该, 选择, 选哪, 决定, 决策, 取舍, 权衡, 利弊, 优缺点, 方案, 选项, "
-        "对比, 比较, 值不值得, 值得吗, 哪个更好, 哪一个, 哪种",
+        "对比, 比较, 值不值得, 值得吗, 哪个更好, 哪一个, 哪种, 怎么办, 如何是好, 该怎么做, 如何处理, 怎么处理",
         "ja": "べきか, べきでしょうか, べきですか, すべき, 選ぶ, 選択, 決める, 決定, 検討, 比較, トレードオフ, "
         "メリットとデメリット, メリット・デメリット, 長所と短所, 選択肢, どちら, か否か, かどうか, どっち, "
-        "続けるか, やめるか",
+        "続けるか, やめるか, どうすれば, どうしたら, どうするか, どうすべき, どう対応",
     },
     "risk": {
         "en": "risk*, fail*, security, insecure, vulnerab*, outage*, downtime, danger*, downside*, breach*, "
@@ -96,41 +100,57 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "child*, kids, student*, teacher*, manager*, boss, partner*, wife, husband, friend*, relationship*, "
         "conflict*, upset, angry, worried, afraid, motivation, engineers, developers, nurses, doctors, mother, "
         "father, mom, dad, son, daughter, sister, brother, boyfriend, girlfriend, grandparents, co-founder, blame, "
-        "apologise, apologize, apology, new hire, overtime, ill, sick",
+        "apologise, apologize, apology, new hire, overtime, ill, sick, union*, investor*, funder*, insurer*, bank, "
+        "lender*, landlord*, tenant*, vendor*, supplier*, author*, co-author*, collaborator*, reviewer*, editor*, "
+        "committee, council, governors, inspector*, auditor*, lawyer*, attorney*, judge, founder*, director*, ceo, "
+        "cto, cfo, principal, head of, neighbour*, neighbor*, residents, citizens, members, volunteers, donors, "
+        "pupils, shareholders",
         "de": "~team*, nutzer*, benutzer*, ~kunde*, ~kunden*, ~mitarbeit*, kolleg*, stakeholder, leute, menschen, "
         "gefühl*, fühlen, fühlt, stimmung, moral, vertrauen, burnout, frust*, unzufrieden*, angst, ängst*, stress*, "
         "emotion*, kultur, entlassung*, patient*, famili*, eltern, kinder, kind, schüler*, lehrer*, chef*, "
         "beziehung*, konflikt*, motivation, partner*, belegschaft, ärzte, pflege*, entwickler*, mutter, vater, "
         "sohn, tochter, schwester, bruder, ehefrau, ehemann, freundin, großeltern, betriebsrat, vorwurf, vorwürfe, "
-        "entschuldig*, krank*",
+        "entschuldig*, krank*, gewerkschaft*, investor*, geldgeber*, ~versicherung, bank, ~lieferant*, autor*, "
+        "autorin*, ~gutacht*, ~ausschuss, gremium, ~leitung, ~leiter, ~leiterin, geschäftsführ*, vorgesetzt*, anwalt, "
+        "anwältin, richter*, ~klinik, nachbar*, bewohner*, bürger*, mitglieder, aktionär*, gründer*, direktor*, "
+        "inspektor*, prüfer*",
         "es": "equipo*, usuario*, cliente*, empleado*, personal, colega*, gente, personas, sentir*, siente*, "
         "sentimiento*, moral, confianza, agotamiento, burnout, frustra*, descontent*, ansiedad, ansios*, estrés, "
         "estresad*, emocion*, cultura, contratar, contratación, despido*, paciente*, familia*, padres, hijos, "
         "hija*, hijo, alumnos, estudiantes, profesores, jefe*, relación, conflicto*, motivación, socio*, plantilla, "
         "médicos, enfermer*, desarrolladores, madre, padre, hermana, hermano, esposa, marido, pareja, novio, novia, "
-        "abuelos, socia, reproche, culpa, disculp*, enferm*",
+        "abuelos, socia, reproche, culpa, disculp*, enferm*, sindicato*, inversor*, financiador*, aseguradora*, "
+        "banco, proveedor*, autor*, revisor*, comité, dirección, director*, directora*, gerencia, inspección, "
+        "inspector*, abogad*, juez, vecinos, accionistas, fundador*, miembros, ciudadanos, residentes",
         "fr": "équipe*, utilisateur*, client*, employé*, salarié*, personnel, collègue*, gens, personnes, ressent*, "
         "sentiment*, moral, confiance, épuisement, burn-out, frustr*, mécontent*, anxi*, stress*, émotion*, "
         "culture, recrut*, licenciement*, patient*, famille*, parents, enfant*, élèves, étudiants, enseignants, "
         "professeurs, chef, manager*, relation*, conflit*, motivation, associé*, médecins, infirmi*, développeurs, "
         "mère, père, fils, fille, sœur, frère, mari, compagnon, compagne, conjoint, grands-parents, reproche*, "
-        "excuse*, malade*, vécu",
+        "excuse*, malade*, vécu, syndicat*, investisseur*, financeur*, assureur*, banque, fournisseur*, auteur*, "
+        "relecteur*, comité, direction, directeur*, directrice*, inspecteur*, inspection, avocat*, juge, voisins, "
+        "actionnaires, fondateur*, membres, citoyens, habitants",
         "pt": "equipe*, equipa*, usuário*, utilizador*, cliente*, funcionário*, colaborador*, colega*, pessoas, "
         "gente, sentir*, sente*, sentimento*, moral, confiança, esgotamento, burnout, frustra*, insatisf*, "
         "ansiedade, ansios*, estresse, stress, emoç*, cultura, contratar, contratação, demiss*, paciente*, "
         "família*, pais, filhos, filha*, filho, alunos, estudantes, professores, chefe*, gestor*, relação, "
         "relacionamento*, conflito*, motivação, sócio*, médicos, enfermeir*, desenvolvedores, mãe, pai, irmã, "
-        "irmão, esposa, marido, namorado, namorada, avós, culpa, desculp*, doente*",
+        "irmão, esposa, marido, namorado, namorada, avós, culpa, desculp*, doente*, sindicato*, investidor*, "
+        "financiador*, seguradora*, banco, fornecedor*, autor*, revisor*, comitê, comité, direção, diretor*, "
+        "diretora*, inspetor*, fiscalização, advogad*, juiz, vizinhos, acionistas, fundador*, membros, cidadãos, "
+        "moradores",
         "zh": "团队, 用户, 客户, 员工, 同事, 人员, 大家, 感受, 感觉, 情绪, 士气, 信任, 倦怠, 沮丧, 不满, 焦虑, "
         "压力, 文化, 招聘, 裁员, 患者, 病人, 家人, 家庭, 父母, 孩子, 学生, 老师, 经理, 老板, 关系, 冲突, 利益相关, "
         "股东, 合作伙伴, 人心, 医生, 护士, 工程师, 开发者, 妈妈, 母亲, 爸爸, 父亲, 我爸, 我妈, 儿子, 女儿, 姐姐, "
         "哥哥, 妹妹, 弟弟, 妻子, 老婆, 丈夫, 老公, 男朋友, 女朋友, 爷爷, 奶奶, 家长, 居民, 疲惫, 道歉, 责怪, 新人, "
-        "加班, 不好意思, 导师, 生病",
+        "加班, 不好意思, 导师, 生病, 工会, 投资人, 投资方, 资方, 保险公司, 银行, 供应商, 作者, 审稿人, 委员会, 校长, "
+        "院长, 主任, 领导, 律师, 法官, 邻居, 合伙人, 创始人, 董事",
         "ja": "チーム, ユーザー, 顧客, お客様, 社員, 従業員, 同僚, メンバー, 人々, 気持ち, 感情, 士気, "
         "モチベーション, 信頼, 燃え尽き, 不満, 不安, ストレス, 文化, 採用, 解雇, リストラ, 患者, 家族, 両親, 子供, "
         "子ども, 学生, 生徒, 先生, 教師, 上司, 部下, 関係, 対立, 利害関係者, ステークホルダー, 株主, パートナー, "
         "医師, 看護師, エンジニア, 開発者, 母, 父, 息子, 娘, 姉, 兄, 妹, 弟, 妻, 夫, 彼氏, 彼女, 祖父, 祖母, 住民, "
-        "疲弊, 保護者, 市民, 謝, 責め, 新人, 残業, 病気",
+        "疲弊, 保護者, 市民, 謝, 責め, 新人, 残業, 病気, 組合, 投資家, 保険会社, 銀行, 取引先, 仕入先, 著者, 査読者, "
+        "委員会, 校長, 院長, 部長, 課長, 弁護士, 裁判官, 近所, 役員, 経営陣, 創業者",
     },
     "opportunity": {
         "en": "benefit*, beneficial, opportunit*, upside*, gain*, advantage*, improv*, growth, payoff, potential, "
@@ -183,33 +203,41 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "surgery, emergency, contract*, strategy, strategic, existential, entire, whole company, permanent*, "
         "long-term, career, quit my job, resign, divorce, invest, investing, investment*, funding, fundraising, "
         "ipo, expansion, relocat*, pricing, market, reorganis*, reorganiz*, restructur*, sell the, exit, accuse*, "
-        "infringement",
+        "infringement, cancer, stroke, tumour, tumor, dementia, terminal, intensive care, icu, retraction, retract, "
+        "fraud, expel*, expulsion, custody, eviction, deport*, recall, non-refundable, mortgage, savings",
         "de": "irreversibel, unumkehrbar, schließen, stilllegen, insolvenz, pleite, rechtlich*, ~gesetz*, behörde*, "
         "aufsichtsrat, vorstand, übernahme, fusion, million*, milliard*, mio, mrd, lebensbedrohlich*, tod, sterben, "
         "operation, notfall, vertrag*, strategie*, strategisch*, geschäft, ~geschäft*, unternehmen, dauerhaft, "
         "langfristig*, karriere, kündigen, kündigung, investi*, finanzierung, expansion, umzug, preis*, markt, "
-        "~markt*, umstrukturierung*, verkaufen, aufgeben, beschuldig*",
+        "~markt*, umstrukturierung*, verkaufen, aufgeben, beschuldig*, krebs, schlaganfall, tumor, demenz, "
+        "pflegeheim, intensivstation, ~betrug, rückruf*, schulverweis, sorgerecht, räumung, ~ersparnisse, hypothek, "
+        "zurückzieh*",
         "es": "irreversible, cerrar, cierre, quiebra, insolvencia, legal*, regulador*, junta directiva, consejo, "
         "adquisición, fusión, millón, millones, mil millones, mortal, muerte, morir, cirugía, operación, "
         "emergencia, urgencia*, contrato*, estrategia*, estratégic*, negocio*, empresa, permanente*, largo plazo, "
         "carrera, renunciar, dimitir, divorcio, invert*, inversión, financiación, expansión, mudanza, mudarnos, "
-        "precio*, mercado*, reestructura*, vender, abandonar, acusa*",
+        "precio*, mercado*, reestructura*, vender, abandonar, acusa*, cáncer, ictus, tumor, demencia, residencia, "
+        "uci, fraude, expuls*, custodia, desahucio, retractación, hipoteca, ahorros",
         "fr": "irréversible*, fermer, fermeture, faillite, insolvabilité, juridique*, légal*, régulateur*, "
         "conseil d'administration, acquisition, rachat, fusion, million*, milliard*, mortel*, décès, mort, mourir, "
         "chirurgie, opération, urgence*, contrat*, stratégi*, entreprise, activité, permanent*, long terme, "
         "carrière, démissionner, quitter mon emploi, divorce, invest*, financement, expansion, déménag*, prix, "
-        "tarif*, marché*, restructur*, vendre, abandonner, accuse*, contrefaçon",
+        "tarif*, marché*, restructur*, vendre, abandonner, accuse*, contrefaçon, cancer, avc, tumeur, démence, ehpad, "
+        "réanimation, fraude, expuls*, garde des enfants, rétractation, hypothèque, économies",
         "pt": "irreversível, fechar, encerrar, encerramento, falência, insolvência, jurídic*, legal*, regulador*, "
         "conselho de administração, diretoria, aquisição, fusão, milhão, milhões, bilhão, bilhões, mortal, morte, "
         "morrer, cirurgia, operação, emergência, urgência, contrato*, estratégi*, negócio*, empresa, permanente*, "
         "longo prazo, carreira, pedir demissão, demitir-me, divórcio, invest*, financiamento, expansão, preço*, "
-        "mercado*, reestrutura*, vender, abandonar, acusa*",
+        "mercado*, reestrutura*, vender, abandonar, acusa*, câncer, cancro, avc, tumor, demência, lar de idosos, uti, "
+        "fraude, expuls*, guarda dos filhos, despejo, retratação, hipoteca, poupança",
         "zh": "不可逆, 关闭, 关停, 倒闭, 破产, 法律, 监管, 董事会, 收购, 并购, 合并, 百万, 千万, 亿, 致命, 死亡, "
         "手术, 急诊, 紧急, 合同, 战略, 整个公司, 永久, 长期, 职业, 辞职, 离婚, 投资, 融资, 扩张, 搬迁, 定价, 市场, "
-        "重组, 出售, 放弃, 指控, 侵权",
+        "重组, 出售, 放弃, 指控, 侵权, 癌, 中风, 肿瘤, 痴呆, 养老院, 重症, 欺诈, 造假, 开除, 退学, 抚养权, 召回, "
+        "撤稿, 房贷, 积蓄",
         "ja": "不可逆, 閉鎖, 撤退, 倒産, 破産, 法的, 法律, 規制, 取締役会, 買収, 合併, 百万, 億, 致命, 死亡, 手術, "
         "救急, 緊急, 契約, 戦略, 会社全体, 永続, 長期, キャリア, 退職, 辞め, 離婚, 投資, 資金調達, 拡大, 移転, "
-        "価格, 市場, 事業, 再編, 売却, 断念, 告発, 侵害",
+        "価格, 市場, 事業, 再編, 売却, 断念, 告発, 侵害, がん, 癌, 脳卒中, 腫瘍, 認知症, 介護施設, 集中治療, 不正, "
+        "捏造, 退学, 親権, リコール, 撤回, 住宅ローン, 貯金",
     },
     "planning": {
         "en": "plan, planning, roadmap, rollout, roll out, schedule, milestone*, checkpoint*, in what order, "
@@ -229,26 +257,39 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "en": "wants, want us, wanted, fear, fears, worries, insist*, object, objects, oppos*, against, disagree*, "
         "demand*, refus*, argu*, push for, pushes, complain*, warn*, threaten*, divided, at odds, expects, "
         "loves it, hates, asks for, waiting on us, split on, says, say, said, needs, requires, require, thinks, "
-        "believes, proposes, suggests, recommends, consented, supports, backs, has doubts, have doubts",
+        "believes, proposes, suggests, recommends, consented, supports, backs, has doubts, have doubts, deny, denies, "
+        "denied, begs, begged, urges, urged, intends, hopes, rejects, rejected, defends, protest*, resists, "
+        "downplay*, minimis*, minimiz*, lobb*, terrified, furious, are split, is split, won't, will not, unwilling, "
+        "reluctant, agrees, agreed",
         "de": "will, wollen, möchte, möchten, fürchtet, fürchten, befürchtet, sorgt sich, sorgen sich, besteht auf, "
         "bestehen auf, dagegen, lehnt, widerspricht, uneinig, verlangt, verlangen, fordert, fordern, drängt, "
         "drängen, warnt, beschwer*, beklagt, strikt, hält ihn, gespalten, uneins, sagt, sagen, meint, meinen, "
-        "braucht, brauchen, schlägt vor, empfiehlt, unterstützt, sind dafür, ist dafür, zweifelt, zweifeln",
+        "braucht, brauchen, schlägt vor, empfiehlt, unterstützt, sind dafür, ist dafür, zweifelt, zweifeln, "
+        "bestreitet, bestreiten, leugnet, verweigert, verweigern, bittet, bitten, fleht, droht, drohen, beharrt, "
+        "lehnt ab, besteht darauf, hofft, hoffen, will nicht, wollen nicht, weigert sich, weigern sich, verteidigt, "
+        "protestier*, ist bereit, sind bereit",
         "es": "quiere, quieren, teme, temen, preocupa, insiste*, se opone*, en contra, discrepa*, opinan distinto, "
         "no están de acuerdo, exige*, exigen, reclama*, presiona*, advierte*, se queja*, quejado, prefiere*, pide, "
         "piden, dividid*, dice, dicen, necesita, necesitan, cree, creen, propone, sugiere, recomienda, apoya, "
-        "apoyan, están a favor, considera, tiene dudas, tienen dudas, quiero, dependen de, depende de",
+        "apoyan, están a favor, considera, tiene dudas, tienen dudas, quiero, dependen de, depende de, niega, niegan, "
+        "se niega, se niegan, rechaza*, suplica*, defiende*, protesta*, espera que, esperan que, está dispuest*, "
+        "minimiza*, pretende, pretenden, piensa, piensan, opina, opinan",
         "fr": "veut, veulent, craint, craignent, s'inquiète*, insiste*, s'oppose*, contre, pas d'accord, exige*, "
         "réclame*, pousse*, avertit, se plaint, plaignent, préfère*, demande, demandent, divisé*, dit, disent, "
         "a besoin, ont besoin, pense, pensent, propose, suggère, recommande, soutient, sont pour, a des doutes, "
-        "ont des doutes, refuse, refusent",
+        "ont des doutes, refuse, refusent, nie, nient, rejette*, supplie*, défend, défendent, proteste*, espère, "
+        "espèrent, minimise*, est prêt, sont prêts, estime, estiment",
         "pt": "quer, querem, teme, temem, preocupa*, insiste*, se opõe, se opõem, contra, discorda*, exige*, "
         "reclama*, pressiona*, alerta*, queixa*, prefere*, pede, pedem, dividid*, diz, dizem, precisa, precisam, "
-        "acha, acham, propõe, sugere, recomenda, apoia, apoiam, são a favor, considera, tem dúvidas, têm dúvidas",
+        "acha, acham, propõe, sugere, recomenda, apoia, apoiam, são a favor, considera, tem dúvidas, têm dúvidas, "
+        "nega, negam, recusa*, rejeita*, implora*, defende*, protesta*, espera que, esperam que, minimiza*, "
+        "está disposto, pretende, pretendem, acredita, acreditam, opina",
         "zh": "希望, 想要, 担心, 坚持, 反对, 不同意, 意见不一, 分歧, 要求, 抱怨, 投诉, 警告, 支持, 观望, 不想, "
-        "听到风声, 说要, 说想, 表示, 认为, 建议, 主张, 提出, 更想, 犹豫, 怀疑",
+        "听到风声, 说要, 说想, 表示, 认为, 建议, 主张, 提出, 更想, 犹豫, 怀疑, 否认, 拒绝, 恳求, 坚决, 打算, 不愿, "
+        "不肯, 不许, 不让, 同意, 觉得, 执意, 宁愿, 只想, 一心",
         "ja": "希望, 望んで, 心配, 反対, 反発, 求め, 主張, 苦情, 意見が分かれ, ほしい, 言い, 声が, 言って, 考えて, "
-        "提案, 勧め, 支持, 迷って",
+        "提案, 勧め, 支持, 迷って, 否定, 拒否, 拒ん, 嫌が, 渋っ, つもり, 気がな, 気はな, 譲らな, 訴え, 頼ま, 頼ん, "
+        "望ま, こだわ, と言う, と言っ",
     },
 }
 
@@ -258,23 +299,35 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
 # Question words, and verbs that ask about facts or abilities ("¿Necesito visado?"), are not decisions.
 _ES_WH = (
     "qué|que|cuál|cual|cuáles|cómo|como|cuándo|cuando|dónde|donde|quién|quien|cuánto|cuanto|cuántos|cuántas|por|"
-    "necesito|necesitamos|tengo|tenemos|sé|sabemos|puedo|podemos|hay|algo|todo|solo"
+    "necesito|necesitamos|tengo|tenemos|sé|sabemos|puedo|podemos|hay|algo|todo|solo|somos|estamos"
 )
 _PT_WH = (
     "o|que|qual|quais|como|quando|onde|quem|quanto|quantos|quantas|por|porque|preciso|precisamos|tenho|temos|sei|"
-    "sabemos|posso|podemos|há|algo|tudo|só"
+    "sabemos|posso|podemos|há|algo|tudo|só|somos|estamos"
 )
 DECISION_QUESTIONS: dict[str, str] = {
-    "en": r"^(?:so,? )?(?:do|should|shall|must) (?:we|i)\b(?! (?:need|have|know|get)\b)|^is it (?:time|worth|wise)\b",
+    "en": r"^(?:so,? )?(?:do|should|shall|must) (?:we|i)\b(?! (?:need|have|know|get)\b)|^is it (?:time|worth|wise)\b"
+    # A question opening with an action verb proposes doing it: "Expel the student?", "Promote the replica now?"
+    r"|^(?:accept|adopt|approve|buy|cancel|close|continue|cut|delay|drop|expel|fire|hire|keep|launch|lay off|merge|"
+    r"migrate|move|"
+    r"notify|disclose|outsource|pause|postpone|promote|publish|pull|quit|raise|recall|refund|reject|relocate|"
+    r"replace|report|retract|rewrite|roll back|sell|settle|shut|sign|stop|sue|suspend|switch|take|tell|terminate|"
+    r"withdraw)\b",
     # The verb first: "Schließen wir das Werk?", "Soll ich es ihm sagen?" (not "Haben wir ein Backup?").
     "de": r"^(?!(?:haben|habe|hat|gibt|wissen|weiß|kennen|brauchen|brauche|können|kann)\b)\w+ (?:wir|ich)\b",
     "es": rf"^(?:(?:le|lo|la|les|los|las|me|nos|se|te) )?(?!(?:{_ES_WH})\b)\w+(?:amos|emos|imos|o)\b",
     "fr": r"^(?:doit-on|faut-il|devons-nous|devrions-nous|dois-je|devrais-je|peut-on|pouvons-nous|allons-nous|"
     r"va-t-on|est-ce qu'on|est-ce que nous|est-ce que je|on (?!a\b|sait\b|peut\b|connaît\b)\w+)\b",
-    "pt": rf"^(?:(?:o|a|lhe|me|nos|se|te) )?(?!(?:{_PT_WH})\b)\w+(?:amos|emos|imos|o)\b",
+    "pt": rf"^(?:(?:o|a|lhe|me|nos|se|te) )?(?!(?:{_PT_WH})\b)\w+(?:amos|emos|imos|omos|o)\b",
     "zh": r"要不要|该不该|应不应该|是否|还要不要|我们(?:该|应该|要)|我(?:该|应该|要不要)",
     "ja": r"^(?!.*(?:何|いつ|どこ|誰|どう|どの|いくつ|いくら|どれ|なぜ|どちら)).*(?:べきか|べきですか|べきでしょうか|"
     r"しますか|しましょうか|するか)[。？?\s]*$",
+}
+
+# Weighing whether to do something, in a statement as much as in a question: "母に胃ろうを作るかどうか、明日までに
+# 決めないといけない。" (Chinese "要不要" in a statement is as often a step: "再决定要不要减量" after a check).
+WHETHER: dict[str, str] = {
+    "ja": r"^(?!.*(?:確認|調べ|チェック|分から|わから)).*[るすくうつむぶぐ]かどうか",
 }
 
 # Words that announce the parts of a multi-part thought (counted as structure).
@@ -311,13 +364,17 @@ STOPWORDS: dict[str, str] = {
     "which who when where why you they there their would could if but than then so my your been has",
     "de": "der die das und ist sind nicht wir ich ein eine einen zu mit für sollen sollten oder auf den dem des wie "
     "auch sich bei wird werden kann können wer wann warum welche welcher unser unsere ob noch nur schon aber "
-    "uns mir mich ihr sie zum zur vom im",
+    "uns mir mich ihr sie zum zur vom im nach über unter vor aus durch gegen ohne beim dass weil wenn als jetzt hier "
+    "sehr mehr kein keine seit nochmal doch welchem welchen welches",
     "es": "el los las y es son está están del una para con nuestro nuestra nosotros debemos lo pero más muy qué "
-    "cuál cuándo cómo dónde quién también hay ya al deberíamos sus nos le esto eso",
+    "cuál cuándo cómo dónde quién también hay ya al deberíamos sus nos le esto eso sin hasta tiene tienen puede pueden "
+    "yo mi hace otro ahora",
     "fr": "le les et est sont ne pas des une pour avec nous notre nos il ils ce qui dans au aux sur plus cette quel "
-    "quelle quand comment où pourquoi faut doit être avons sommes du je vous on",
+    "quelle quand comment où pourquoi faut doit être avons sommes du je vous on par très sans chez leur leurs ces moi "
+    "lui combien deux trois fois jour avant après depuis déjà encore tout tous rien alors donc",
     "pt": "o os e é são está estão não nao do da dos das uma com nosso nossa nós devemos em na ao isso mas muito "
-    "qual quando onde quem também há já deveríamos você vocês pelo pela",
+    "qual quando onde quem também há já deveríamos você vocês pelo pela sem até ainda agora depois antes seu sua "
+    "seus suas ele ela eles elas meu minha tem têm foi vai vão quantos quantas",
 }
 
 # Letters (and endings) only one of them uses: evidence for short thoughts with few frequent words.
