@@ -573,6 +573,7 @@ def test_a_yes_no_question_on_what_to_do_is_at_least_three_hats_in_any_language(
         "Preciso de visto para o Japão?",
         "有給休暇は入社後何か月で付与されますか？",
         "Postgres or MongoDB for this?",
+        "Tell me the default port?",  # a request, not a proposal
     ],
 )
 def test_a_yes_no_question_about_a_fact_or_a_choice_between_options_is_no_dilemma(thought: str) -> None:
@@ -600,3 +601,8 @@ def test_parties_holding_positions_make_a_situation_hard_without_any_question() 
 def test_a_yes_no_question_with_one_party_is_three_hats_not_five() -> None:
     chosen = route(ctx("Do we open a second café in the old town? My partner wants to sign the lease now."), DEFAULT)
     assert chosen.strategy == "triple", chosen.factors
+
+
+def test_a_branch_looks_at_what_the_alternative_could_be_and_could_gain() -> None:
+    chosen = route(ctx("What if we sold only online?", branch_origin=(2, "Open a second shop")), DEFAULT)
+    assert chosen.strategy == "double" and set(chosen.hats) == {"creative", "optimistic"}, chosen.factors

@@ -21,7 +21,7 @@ CORPUS = Path(__file__).resolve().parent / "routing"
 PARTS = ("tuning", "tuning-extra")
 ENGLISH_TARGET, OTHER_TARGET, OVER_ROUTED_LIMIT = 0.95, 0.90, 0.05
 # What this round reached on tuning-extra.jsonl (overall, then per language): a change may not fall below it.
-EXTRA_REACHED = {"overall": 0.86, "en": 0.90, "de": 0.83, "es": 0.90, "fr": 0.87, "pt": 0.80, "zh": 0.90, "ja": 0.80}
+EXTRA_REACHED = {"overall": 0.87, "en": 0.90, "de": 0.83, "es": 0.93, "fr": 0.87, "pt": 0.83, "zh": 0.90, "ja": 0.80}
 EXTRA_SHORT = {"overall", "en", "de", "fr", "pt", "ja"}  # where tuning-extra.jsonl is still below the target
 
 

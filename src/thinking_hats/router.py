@@ -2,6 +2,10 @@
 
 Deterministic and explainable: the 0-100 score is the sum of named factors, each with its points and a short
 detail; thresholds turn the score into a strategy (a row of `STRATEGIES`); the same signals rank the hats.
+Two kinds of evidence make the score: what is asked sets a floor (a yes/no question on what to do is worth three
+hats however short; a choice, a plan, ideas, a revision, a branch, a doubt two), and what the situation holds adds
+flat points per item (parties and their positions, stakes, risks, clauses, length), so that more of them ask for
+more angles.
 
 It reads any of the languages in `router_terms` (English, German, Spanish, French, Portuguese, Chinese, Japanese):
 the structure (sentences, questions, parts, options) is read from punctuation and layout in any script, the
@@ -138,6 +142,7 @@ _FREE_COMMAS = 1  # a comma or two is style; more is a list of clauses
 # Session context: something the session relied on changed, an alternative, a step its author doubts. Each is
 # worth a second angle (a floor of double) and a few points; the thought's content decides the rest.
 _SESSION_POINTS, _SESSION_AT_LEAST, _SESSION_AFFINITY = 10.0, _DOUBLE, 15.0
+_BRANCH_HATS: tuple[tuple[Hat, float], ...] = (("creative", 1.0), ("optimistic", 0.8))
 _LOW_CONFIDENCE = 0.5
 _RUN_LINES, _RUN_CHARS = 6, 300  # this many lines in a row, this long, with no question among them, are material
 _FRAGMENT_LINES = 2  # in a thought with material, a run this long is more of it
@@ -506,16 +511,18 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
     if pasted:
         affinity["factual"] += _PASTED_AFFINITY
 
-    session: list[tuple[str, str, Hat]] = []
+    # A revision and a doubt want a critical review; a branch explores an alternative: what it could be, and gain.
+    session: list[tuple[str, str, tuple[tuple[Hat, float], ...]]] = []
     if ctx.revised is not None:
-        session.append(("revision", f"revises thought {ctx.revised[0]}", "critical"))
+        session.append(("revision", f"revises thought {ctx.revised[0]}", (("critical", 1.0),)))
     if ctx.branch_origin is not None:
-        session.append(("branch", f"branches from thought {ctx.branch_origin[0]}", "creative"))
+        session.append(("branch", f"branches from thought {ctx.branch_origin[0]}", _BRANCH_HATS))
     if ctx.confidence is not None and ctx.confidence < _LOW_CONFIDENCE:
-        session.append(("low_confidence", f"confidence {ctx.confidence:.2f}", "critical"))
-    for name, detail, hat in session:
+        session.append(("low_confidence", f"confidence {ctx.confidence:.2f}", (("critical", 1.0),)))
+    for name, detail, hats in session:
         add(name, _SESSION_POINTS, detail, _SESSION_AT_LEAST)
-        affinity[hat] += _SESSION_AFFINITY
+        for hat, share in hats:
+            affinity[hat] += _SESSION_AFFINITY * share
 
     # The floor: the factor asking for the most lifts the score to its floor, and says so. The floors are scores,
     # not strategies, so that THINKING_THRESHOLDS moves every thought alike.

@@ -17,8 +17,8 @@ LANGUAGES = ("en", "de", "es", "fr", "pt", "zh", "ja")
 
 SIGNAL_TERMS: dict[str, dict[str, str]] = {
     "decision": {
-        "en": "should we, should i, should they, should you, should it, should the, should our, shall we, do we, "
-        "do i, ought we, do we go, choos*, chose, choice*, pick, picking, select, selecting, decid*, decision*, vs, "
+        "en": "should we, should i, should they, should you, should it, should the, should our, shall we, "
+        "ought we, choos*, chose, choice*, pick, picking, select, selecting, decid*, decision*, vs, "
         "versus, trade-off*, tradeoff*, trade off, option*, whether, prefer, preferable, compar*, pros and cons, "
         "instead of, rather than, go with, worth it, worth the, which one, which is better, would it be better, "
         "is it better, better off, weigh*, keep or, or not, what do we do, what should we do, what do i do, "
@@ -312,7 +312,7 @@ DECISION_QUESTIONS: dict[str, str] = {
     r"migrate|move|"
     r"notify|disclose|outsource|pause|postpone|promote|publish|pull|quit|raise|recall|refund|reject|relocate|"
     r"replace|report|retract|rewrite|roll back|sell|settle|shut|sign|stop|sue|suspend|switch|take|tell|terminate|"
-    r"withdraw)\b",
+    r"withdraw)\b(?! (?:me|us|a look)\b)",
     # The verb first: "Schließen wir das Werk?", "Soll ich es ihm sagen?" (not "Haben wir ein Backup?").
     "de": r"^(?!(?:haben|habe|hat|gibt|wissen|weiß|kennen|brauchen|brauche|können|kann)\b)\w+ (?:wir|ich)\b",
     "es": rf"^(?:(?:le|lo|la|les|los|las|me|nos|se|te) )?(?!(?:{_ES_WH})\b)\w+(?:amos|emos|imos|o)\b",
