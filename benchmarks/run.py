@@ -4,7 +4,7 @@ beside the floor of its stack (benchmarks/floor_server.py) and the reference Typ
     python benchmarks/run.py                 # the full run (minutes): tables on stdout, JSON in benchmarks/.cache/
     python benchmarks/run.py --record        # ... and write benchmarks/results.json (what the README shows)
     python benchmarks/run.py --smoke         # under a minute: every measurement once, tiny counts (CI runs this)
-    python benchmarks/run.py --only peers,think
+    python benchmarks/run.py --only peers,think --record    # re-measure some rows of the recorded results
 
 Outside the project's virtual environment it re-runs itself with .venv/bin/python. The reference server
 (`@modelcontextprotocol/server-sequential-thinking`), the TypeScript client SDK (both from npm) and an mcp 1.x
@@ -114,7 +114,7 @@ FULL = Plan(
     peer_calls=1000,
     peer_warmup=100,
     think_runs=5,
-    profile_thoughts={"full": 20, "record-only": 500},
+    profile_thoughts={"full": 40, "record-only": 500},
     install_timeout=600,
 )
 SMOKE = Plan(
@@ -1182,7 +1182,11 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="tiny counts and latency: checks the harness runs")
-    parser.add_argument("--only", type=lambda s: set(s.split(",")), help="comma-separated measurements to run")
+    parser.add_argument(
+        "--only",
+        type=lambda s: set(s.split(",")),
+        help="comma-separated measurements to run; their results replace those in an existing output file",
+    )
     parser.add_argument("--output", type=Path, help="where to write the JSON (default benchmarks/.cache/last-run.json)")
     parser.add_argument("--record", action="store_true", help=f"write the JSON to {RECORDED.relative_to(ROOT)}")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="npm and pip installs (default %(default)s)")
@@ -1195,6 +1199,10 @@ def main() -> int:
     output = output_path(args.output, args.record)
     results = asyncio.run(main_async(args))
     output.parent.mkdir(parents=True, exist_ok=True)
+    if args.only and output.exists():  # a partial run replaces its measurements and keeps the others
+        previous = json.loads(output.read_text())
+        updated = previous.get("updated", {}) | dict.fromkeys(sorted(args.only), results["machine"])
+        results = previous | {key: results[key] for key in args.only} | {"updated": updated}
     output.write_text(json.dumps(results, indent=2) + "\n")
     print(report(results))
     print(f"\nJSON written to {output}")
