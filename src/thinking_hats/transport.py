@@ -11,6 +11,7 @@ import re
 import socket
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -315,30 +316,44 @@ def check_store(settings: Settings) -> None:
 def serve_http(settings: Settings, host: str, port: int, workers: int = 1) -> None:
     """Serve until SIGTERM or Ctrl-C; `--port 0` picks a free port. The address is announced on stderr once bound.
 
-    With `workers` > 1, that many processes serve the one listening socket (the kernel spreads the connections)
-    over the one store: everything a request needs is in the store, so any worker can answer any request.
+    With `workers` > 1, that many processes serve the one port over the one store: everything a request needs is
+    in the store, so any worker can answer any request. Each worker listens on a socket of its own bound to the
+    port (SO_REUSEPORT), and the kernel spreads new connections evenly over them. (On one shared socket, whichever
+    worker woke first accepted every connection waiting: a burst of keep-alive clients, or a load balancer's pool,
+    often all landed in one worker.)
     """
     import sys
 
     http_app(settings, host)  # refuse a bad configuration here, once, with the fix
     check_store(settings)
-    sock = _listen(host, port)
+    # With workers, this socket only holds the port (it is not listening, so the kernel routes nothing to it).
+    sock = _listen(host, port, shared=workers > 1)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
     plural = f" ({workers} workers)" if workers > 1 else ""
-    print(f"thinking-hats: streamable HTTP on http://{shown}:{bound}/mcp{plural}", file=sys.stderr, flush=True)
+
+    def announce() -> None:
+        print(f"thinking-hats: streamable HTTP on http://{shown}:{bound}/mcp{plural}", file=sys.stderr, flush=True)
+
     # Signs the local principal's legacy session ids; shared by the workers so each can verify the others'.
     secret = os.urandom(32)
     if workers == 1:
+        announce()
         _serve(settings, host, sock, secret)
     else:
-        _supervise(settings, host, sock, workers, secret)
+        _supervise(settings, host, sock, workers, secret, announce)
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def _listen(host: str, port: int, shared: bool = False) -> socket.socket:
+    """A listening socket; `shared`: one of several bound to the port (SO_REUSEPORT), not listening yet."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if shared:
+        if not hasattr(socket, "SO_REUSEPORT"):
+            sock.close()
+            raise ConfigurationError("--workers needs SO_REUSEPORT (Linux, BSD, macOS): run one process per port")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     # Accepted sockets inherit this; without it a keep-alive reply waits ~40 ms on the client's delayed ACK.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
@@ -347,7 +362,8 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.close()
         raise ConfigurationError(f"cannot listen on {host}:{port} ({exc.strerror}): choose another --port") from None
     # Listening before the announcement: a client that connects at once waits in the backlog, never refused.
-    sock.listen(2048)
+    if not shared:
+        sock.listen(2048)
     return sock
 
 
@@ -413,18 +429,25 @@ def _h11_with_header_timeout(seconds: float) -> type:
     return Protocol
 
 
-def _worker(host: str, sock: socket.socket, secret: bytes) -> None:
-    """A worker process (spawned): its own Settings from the same environment, its own event loop and store."""
+def _worker(host: str, port: int, secret: bytes, listening: Any) -> None:
+    """A worker process (spawned): its own Settings from the same environment, its own event loop and store, its
+    own listening socket on the port (`listening` is set once it listens)."""
     from .config import Settings
     from .logs import setup_logging
 
     settings = Settings()
     setup_logging(settings)
+    sock = _listen(host, port, shared=True)
+    sock.listen(2048)
+    listening.set()
     _serve(settings, host, sock, secret)
 
 
-def _supervise(settings: Settings, host: str, sock: socket.socket, workers: int, secret: bytes) -> None:
-    """Start the workers, restart one that dies, and on SIGTERM/SIGINT pass the signal on and wait for them."""
+def _supervise(
+    settings: Settings, host: str, sock: socket.socket, workers: int, secret: bytes, announce: Callable[[], None]
+) -> None:
+    """Start the workers, announce the address once they listen, restart one that dies, and on SIGTERM/SIGINT pass
+    the signal on and wait for them. `sock` holds the port; each worker listens on a socket of its own."""
     import logging
     import multiprocessing
     import multiprocessing.connection
@@ -432,33 +455,39 @@ def _supervise(settings: Settings, host: str, sock: socket.socket, workers: int,
 
     log = logging.getLogger("thinking_hats")
     spawn = multiprocessing.get_context("spawn")
+    port = sock.getsockname()[1]
     stopping = False
 
-    def start(index: int) -> Any:
-        process = spawn.Process(target=_worker, args=(host, sock, secret), name=f"thinking-hats-worker-{index}")
+    def start(index: int) -> tuple[Any, Any]:
+        listening = spawn.Event()
+        name = f"thinking-hats-worker-{index}"
+        process = spawn.Process(target=_worker, args=(host, port, secret, listening), name=name)
         process.start()
-        return process
+        return process, listening
 
     def stop(signum: int, frame: object) -> None:
         nonlocal stopping
         stopping = True
-        # The workers stop accepting, and so must this copy of the socket: while it is open, the kernel keeps
-        # completing new connections into its backlog, where nobody answers them until the supervisor exits (a
-        # load balancer would wait for its timeout there instead of trying another replica at once).
-        sock.close()
         for process in processes:
             if process.is_alive() and process.pid is not None:
                 os.kill(process.pid, signal.SIGTERM)
 
-    processes = [start(i) for i in range(workers)]
+    started = [start(i) for i in range(workers)]
+    processes = [process for process, _ in started]
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # Announced once every worker listens (or died: the loop below replaces it): a client that connects at once
+    # then waits in a worker's backlog instead of being refused.
+    for process, listening in started:
+        while not stopping and process.is_alive() and not listening.wait(0.1):
+            pass
+    announce()
     while not stopping:
         multiprocessing.connection.wait([p.sentinel for p in processes], timeout=1.0)
         for index, process in enumerate(processes):
             if not process.is_alive() and not stopping:
                 log.warning("worker %d exited with %s; starting another", index, process.exitcode)
-                processes[index] = start(index)
+                processes[index], _ = start(index)
     grace = settings.thinking_deadline + 10
     for process in processes:
         process.join(grace)
