@@ -123,6 +123,26 @@ async def test_two_workers_serve_one_port_from_one_store_and_every_thought_lands
     assert set(held) == workers and all(held[pid] > 0 for pid in workers), held  # both processes served clients
 
 
+def test_a_burst_of_connections_is_spread_over_both_workers(tmp_path: Path) -> None:
+    # A client pool or a load balancer opens its keep-alive connections at once; on one shared accept socket the
+    # first worker to wake took them all. Each worker now has its own socket and the kernel spreads them.
+    burst = 40
+    with http_server(server_env(tmp_path / "data"), "--workers", "2") as server:
+        workers = running_workers(server)
+        for _ in range(2):
+            sockets = [socket.create_connection(("127.0.0.1", server.port), timeout=30) for _ in range(burst)]
+            try:
+                for sock in sockets:  # one request each: every connection is accepted and served
+                    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                for sock in sockets:
+                    assert sock.recv(65536).startswith(b"HTTP/1.1 200"), "healthz failed"
+                held = connections_held(workers, server.port)
+            finally:
+                for sock in sockets:
+                    sock.close()
+            assert sum(held.values()) == burst and min(held.values()) >= burst // 5, held
+
+
 async def test_a_worker_killed_mid_run_is_replaced_and_retried_calls_lose_nothing(tmp_path: Path) -> None:
     # Each thought spends 0.2 s in its model call, so the killed worker has thoughts in flight.
     async with StubLLM(latency=0.2) as stub:
