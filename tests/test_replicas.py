@@ -22,6 +22,7 @@ import httpx2
 import pytest
 from benchmarks.stub_llm import StubLLM
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from http_peer import call_in_turn, http_server
 from pg import in_ci
@@ -220,3 +221,37 @@ async def test_two_replicas_behind_nginx_lose_and_duplicate_nothing_when_one_is_
           f"most connections from nginx {served}")  # fmt: skip
     assert retries >= max(in_flight.values()) > 0  # the killed replica's calls failed and were sent again
     assert all(served.get(r, 0) > 0 for r in (first.port, second.port)), served  # both replicas had traffic
+
+
+async def test_a_legacy_client_keeps_its_default_session_across_replicas_behind_nginx(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # With a tokens file every replica verifies the session ids the others signed, so a legacy (stateful) client
+    # whose requests nginx spreads over both replicas keeps one connection and one default session.
+    token = "alice-token-replicas-0123456789"
+    (tmp_path / "tokens").write_text(f"alice {token}\n")
+    env = server_env(tmp_path / "data", THINKING_STORE=postgres_url, THINKING_HTTP_TOKENS_FILE=str(tmp_path / "tokens"))
+    with (
+        http_server(env) as first,
+        http_server(env) as second,
+        nginx(tmp_path / "nginx", [first.port, second.port]) as port,
+    ):
+        url = f"http://127.0.0.1:{port}/mcp"
+        replies = []
+        async with (
+            httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=30) as http,
+            Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+        ):
+            for n in range(1, 11):
+                result = await client.call_tool(
+                    "sequentialthinking",
+                    {"thought": f"legacy thought {n}", "thoughtNumber": n, "totalThoughts": 10,
+                     "nextThoughtNeeded": n < 10},
+                )  # fmt: skip
+                assert not result.is_error, result
+                replies.append(result.structured_content)
+        served = [established(first.port), established(second.port)]
+
+    assert len({r["sessionId"] for r in replies}) == 1  # one default session throughout
+    assert [r["thoughtHistoryLength"] for r in replies] == list(range(1, 11))
+    assert all(served), served  # nginx kept connections to both replicas: requests landed on both
