@@ -213,8 +213,12 @@ class Gate:
 
     async def _healthz(self, send: Any) -> None:
         try:
-            report = await self.health()
+            # A probe wants an answer within its own timeout, not the store pool's 10 s.
+            report = await asyncio.wait_for(self.health(), _HEALTH_SECONDS)
             status, body = 200, {"status": "ok", "store": report}
+        except TimeoutError:
+            error = f"the session store did not answer within {_HEALTH_SECONDS} s: check it (THINKING_STORE)"
+            status, body = 503, {"status": "unavailable", "error": error}
         except Exception as exc:  # a load balancer needs a status, whatever broke
             status, body = 503, {"status": "unavailable", "error": str(exc)}
         await _json(send, status, body)
@@ -224,6 +228,7 @@ UNAUTHORIZED = (
     "unauthorized: send the header 'Authorization: Bearer <token>' "
     "(THINKING_HTTP_TOKEN, or a token from THINKING_HTTP_TOKENS_FILE)"
 )
+_HEALTH_SECONDS = 3
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
