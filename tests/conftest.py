@@ -62,6 +62,18 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     assert not _attempts, f"the test tried to reach the network: {_attempts}"
 
 
+@pytest.fixture(autouse=True)
+def _keep_root_logging() -> Iterator[None]:
+    """`cli.main` installs its own stderr handler on the root logger; put pytest's back after every test."""
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
 _OUR_VARIABLES_PREFIXES = ("THINKING_", "LLM_", "CRASH_", "AGNO_")
 
 

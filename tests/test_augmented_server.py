@@ -7,6 +7,7 @@ from typing import Any
 
 from mcp import Client
 
+from calls import text_of
 from fakes import FakeLLM
 from thinking_hats.config import Settings
 from thinking_hats.server import build_server
@@ -19,10 +20,6 @@ HARD = (
 
 def thought(text: str, number: int, total: int = 3, **extra: Any) -> dict[str, Any]:
     return {"thought": text, "thoughtNumber": number, "totalThoughts": total, "nextThoughtNeeded": True, **extra}
-
-
-def text_of(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
 
 
 async def test_an_augmented_reply_carries_the_synthesis_the_analysis_and_the_footer(openai_llm: FakeLLM) -> None:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +18,6 @@ from thinking_hats.config import Settings
 from thinking_hats.server import build_server
 
 SECRET = "tok-SECRET-123"
-
-
-@pytest.fixture(autouse=True)
-def _keep_root_logging() -> Iterator[None]:
-    """`main` installs its own stderr handler on the root logger; put pytest's back afterwards."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def record_sessions() -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,15 +12,6 @@ from mcp import Client
 from thinking_hats.cli import main
 from thinking_hats.config import Settings
 from thinking_hats.server import build_server
-
-
-@pytest.fixture(autouse=True)
-def _keep_root_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 @pytest.fixture

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import math
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +34,6 @@ HOSTILE = {
     "tiny": "1e-300",
     "enormous": "1e308",
 }
-
-
-@pytest.fixture(autouse=True)
-def _keep_root_logging() -> Iterator[None]:
-    """`main` installs its own stderr handler on the root logger; put pytest's back afterwards."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def documented_range(name: str) -> tuple[float, float]:

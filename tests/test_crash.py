@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from types import SimpleNamespace
 from typing import Any
@@ -10,38 +9,11 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from calls import body, read_json, step, text_of
 from thinking_hats.config import Settings
 from thinking_hats.server import build_server
 
 REPLY_KEYS = {"step_number", "estimated_total", "completed", "total_steps", "next_action", "session_id"}
-
-
-def step(number: int, total: int = 4, **extra: Any) -> dict[str, Any]:
-    return {
-        "step_number": number,
-        "estimated_total": total,
-        "purpose": "analysis",
-        "context": "The login page times out under load.",
-        "thought": "Let me check the connection pool settings.",
-        "outcome": "The pool is capped at 5 connections.",
-        "next_action": "Raise the pool size and re-run the load test.",
-        "rationale": "To confirm the pool is the bottleneck.",
-        **extra,
-    }
-
-
-def text_of(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
-
-
-def body(result: Any) -> dict[str, Any]:
-    parsed: dict[str, Any] = json.loads(text_of(result))
-    return parsed
-
-
-async def read_json(client: Client, uri: str) -> Any:
-    result = await client.read_resource(uri)
-    return json.loads("".join(getattr(c, "text", "") for c in result.contents))
 
 
 def assert_crash_error(result: Any, *fragments: str) -> dict[str, Any]:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from typing import Any
 
 from mcp import Client
 
+from calls import read_json, text_of
 from fakes import FakeLLM, Hold
 from thinking_hats.server import build_server
 
@@ -29,15 +29,6 @@ def thought(text: str, number: int, **extra: Any) -> dict[str, Any]:
         "strategy": "single",
         **extra,
     }
-
-
-def text_of(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
-
-
-async def read_json(client: Client, uri: str) -> Any:
-    result = await client.read_resource(uri)
-    return json.loads("".join(getattr(c, "text", "") for c in result.contents))
 
 
 async def until(condition: Any, seconds: float = 10) -> None:

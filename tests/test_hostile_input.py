@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
+from calls import text_of
 from thinking_hats.config import Settings
 from thinking_hats.server import build_server
 
@@ -134,10 +135,6 @@ def live_client() -> Iterator[tuple[BlockingPortal, Client]]:
     server = build_server(Settings())
     with start_blocking_portal() as portal, portal.wrap_async_context_manager(Client(server)) as client:
         yield portal, client
-
-
-def text_of(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
 
 
 @pytest.mark.slow

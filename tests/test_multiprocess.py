@@ -21,6 +21,7 @@ import psycopg_pool
 import pytest
 from mcp import Client
 
+from calls import text_of
 from pg import PostgresCluster, private_cluster
 from stdio_peer import Peer, server_env, spawn
 from store_worker import Acknowledged, Location, race
@@ -202,10 +203,6 @@ def test_two_servers_starting_the_same_new_sessions_at_once_both_record_their_th
 
 
 # --- storage failures reach the client as the tool's error, with what to do ---
-
-
-def text_of(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
 
 
 def _crash_step(number: int) -> dict[str, Any]:

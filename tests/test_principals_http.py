@@ -18,6 +18,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from calls import text_of
 from http_peer import INITIALIZE, MCP_HEADERS, HttpServer, http_server, post
 from stdio_peer import server_env
 from thinking_hats.config import Settings
@@ -63,10 +64,6 @@ def thought(text: str, number: int, **extra: Any) -> dict[str, Any]:
 def step(text: str, number: int, **extra: Any) -> dict[str, Any]:
     return {"step_number": number, "estimated_total": 3, "purpose": "analysis", "context": "c", "thought": text,
             "outcome": "o", "next_action": "n", "rationale": "r", **extra}  # fmt: skip
-
-
-def text_of(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
 
 
 async def entries(client: Client, session: str) -> list[dict[str, Any]]:

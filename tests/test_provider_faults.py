@@ -19,6 +19,7 @@ import pytest
 from benchmarks.stub_llm import StubLLM
 from mcp import Client, StdioServerParameters
 
+from calls import text_of
 from stdio_peer import peer, server_env
 
 DEADLINE = 8.0
@@ -42,10 +43,6 @@ def env_for(data: Path, base_url: str) -> dict[str, str]:
 
 def stdio(env: dict[str, str]) -> Client:
     return Client(StdioServerParameters(command=sys.executable, args=["-m", "thinking_hats"], env=env))
-
-
-def text_of(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
 
 
 @pytest.fixture

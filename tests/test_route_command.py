@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import logging
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +16,6 @@ DECISION = (
     "Should we migrate our payment service to microservices this quarter? First, the team is stretched and "
     "morale is low; second, there is a real risk of outages; third, customers want faster releases."
 )
-
-
-@pytest.fixture(autouse=True)
-def _keep_root_logging() -> Iterator[None]:
-    """`main` installs its own stderr handler on the root logger; put pytest's back afterwards."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 @pytest.fixture(autouse=True)

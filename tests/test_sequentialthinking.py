@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import jsonschema
 import pytest
 from mcp import Client
 
+from calls import read_json, text_of
 from thinking_hats.config import Settings
 from thinking_hats.server import build_server
 from thinking_hats.thoughts import ENABLE_HINT
@@ -21,15 +21,6 @@ OUR_FIELDS = ("sessionId", "mode", "shouldContinue", "nextThoughtNumber", "analy
 
 def thought(text: str, number: int, total: int = 3, more: bool = True, **extra: Any) -> dict[str, Any]:
     return {"thought": text, "thoughtNumber": number, "totalThoughts": total, "nextThoughtNeeded": more, **extra}
-
-
-def text_of(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
-
-
-async def read_json(client: Client, uri: str) -> Any:
-    result = await client.read_resource(uri)
-    return json.loads("".join(getattr(c, "text", "") for c in result.contents))
 
 
 async def numbers_in(client: Client, session_id: str) -> list[int]:

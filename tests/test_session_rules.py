@@ -4,7 +4,6 @@ a completed CRASH session says so; and `thinking-hats think` applies the tools' 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from calls import body, read_json, step, text_of
 from fakes import FakeLLM
 from thinking_hats.cli import main
 from thinking_hats.config import Settings
@@ -20,34 +20,6 @@ from thinking_hats.server import build_server
 
 def thought(text: str, number: int, total: int = 3, more: bool = True, **extra: Any) -> dict[str, Any]:
     return {"thought": text, "thoughtNumber": number, "totalThoughts": total, "nextThoughtNeeded": more, **extra}
-
-
-def step(number: int, total: int = 4, **extra: Any) -> dict[str, Any]:
-    return {
-        "step_number": number,
-        "estimated_total": total,
-        "purpose": "analysis",
-        "context": "The login page times out under load.",
-        "thought": "Let me check the connection pool settings.",
-        "outcome": "The pool is capped at 5 connections.",
-        "next_action": "Raise the pool size and re-run the load test.",
-        "rationale": "To confirm the pool is the bottleneck.",
-        **extra,
-    }
-
-
-def text_of(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
-
-
-def body(result: Any) -> dict[str, Any]:
-    parsed: dict[str, Any] = json.loads(text_of(result))
-    return parsed
-
-
-async def read_json(client: Client, uri: str) -> Any:
-    result = await client.read_resource(uri)
-    return json.loads("".join(getattr(c, "text", "") for c in result.contents))
 
 
 def crash_error(result: Any, *fragments: str) -> None:

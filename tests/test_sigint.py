@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 import subprocess
 import time
@@ -18,16 +17,6 @@ from stdio_peer import Peer, server_env, spawn
 from thinking_hats.cli import main
 
 PROMPT_EXIT = 5.0  # seconds: "at once" with room for a loaded 2-core machine
-
-
-@pytest.fixture(autouse=True)
-def _keep_root_logging() -> Iterator[None]:
-    """`main` installs its own stderr handler on the root logger; put pytest's back afterwards."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 @contextmanager

@@ -14,7 +14,6 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,17 +86,6 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("crash", crash_step()),
     ("sequential_thinking", {"thought": HOSTILE, "step": 1, "total_steps": 1, "next_action": "CONTINUE"}),
 ]
-
-
-@pytest.fixture(autouse=True)
-def _keep_root_logging() -> Iterator[None]:
-    import logging
-
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def record(settings: Settings) -> None:

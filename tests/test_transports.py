@@ -19,6 +19,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from calls import text_of
 from http_peer import INITIALIZE, post
 from stdio_peer import Peer, spawn
 from thinking_hats.config import Settings
@@ -29,10 +30,6 @@ TOKEN = "tok-transport-test-5678"
 
 def thought(text: str, number: int, total: int = 2, **extra: Any) -> dict[str, Any]:
     return {"thought": text, "thoughtNumber": number, "totalThoughts": total, "nextThoughtNeeded": True, **extra}
-
-
-def text_of(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
 
 
 def subprocess_env(data_dir: Path, **extra: str) -> dict[str, str]:

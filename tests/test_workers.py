@@ -21,6 +21,7 @@ import pytest
 from benchmarks.stub_llm import StubLLM
 from mcp import Client
 
+from calls import text_of
 from http_peer import HttpServer, call_in_turn, http_server
 from pg import PostgresCluster
 from stdio_peer import server_env
@@ -36,10 +37,6 @@ pytestmark = pytest.mark.slow
 def thought(session: str, number: int, **extra: Any) -> dict[str, Any]:
     return {"thought": f"{session}: thought {number}", "thoughtNumber": number, "totalThoughts": THOUGHTS,
             "nextThoughtNeeded": number < THOUGHTS, "sessionId": session, **extra}  # fmt: skip
-
-
-def text_of(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
 
 
 def wait_for(condition: Callable[[], Any], seconds: float, what: str) -> Any:
