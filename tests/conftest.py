@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from thinking_hats.config import Settings
+
+if TYPE_CHECKING:  # agno and the SDKs load only in the tests that build an orchestrator
+    from thinking_hats.orchestrator import Orchestrator
 
 pytest_plugins = ["fakes", "pg"]  # pg: the postgres_cluster (session) and postgres_url (per test) fixtures
 
@@ -60,6 +65,29 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
     yield
     assert not _attempts, f"the test tried to reach the network: {_attempts}"
+
+
+Build = Callable[[Settings], "Orchestrator"]
+
+
+@pytest.fixture
+async def build() -> AsyncIterator[Build]:
+    """Orchestrators made from settings (over the provider they name), closed after the test."""
+    from thinking_hats.orchestrator import Orchestrator
+    from thinking_hats.prompts import Prompts
+    from thinking_hats.providers import resolve_provider
+
+    made: list[Orchestrator] = []
+
+    def make(settings: Settings) -> Orchestrator:
+        provider = resolve_provider(settings)
+        assert provider is not None
+        made.append(Orchestrator(settings, provider, Prompts.from_settings(settings)))
+        return made[-1]
+
+    yield make
+    for orchestrator in made:
+        await orchestrator.aclose()
 
 
 @pytest.fixture(autouse=True)

@@ -4,18 +4,15 @@ synthesizes. Counted on the wire, against the fake provider."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 from mcp import Client
 
+from conftest import Build
 from fakes import FakeLLM, Hold
 from thinking_hats.analysis import Outcome, ThoughtContext
 from thinking_hats.config import Settings
-from thinking_hats.orchestrator import Orchestrator
-from thinking_hats.prompts import Prompts
-from thinking_hats.providers import resolve_provider
 from thinking_hats.router import STRATEGIES, route
 from thinking_hats.server import build_server
 
@@ -27,24 +24,6 @@ DECISION = ThoughtContext(
     thought_number=2,
     total_thoughts=4,
 )
-
-Build = Callable[[Settings], Orchestrator]
-
-
-@pytest.fixture
-async def build() -> AsyncIterator[Build]:
-    made: list[Orchestrator] = []
-
-    def make(settings: Settings) -> Orchestrator:
-        provider = resolve_provider(settings)
-        assert provider is not None
-        orchestrator = Orchestrator(settings, provider, Prompts.from_settings(settings))
-        made.append(orchestrator)
-        return orchestrator
-
-    yield make
-    for orchestrator in made:
-        await orchestrator.aclose()
 
 
 async def analyse(llm: FakeLLM, build: Build, strategy: str, synthesis: str) -> Outcome:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
 
 import httpcore2
 import httpx
 import pytest
 
+from conftest import Build
 from fakes import FakeLLM, Hold
 from thinking_hats.analysis import ThoughtContext
-from thinking_hats.config import Settings
 from thinking_hats.orchestrator import Orchestrator
-from thinking_hats.prompts import Prompts
-from thinking_hats.providers import resolve_provider
 from thinking_hats.router import STRATEGIES, route
 
 DECISION = ThoughtContext(
@@ -25,24 +22,6 @@ DECISION = ThoughtContext(
     thought_number=2,
     total_thoughts=5,
 )
-
-Build = Callable[[Settings], Orchestrator]
-
-
-@pytest.fixture
-async def build() -> AsyncIterator[Build]:
-    made: list[Orchestrator] = []
-
-    def make(settings: Settings) -> Orchestrator:
-        provider = resolve_provider(settings)
-        assert provider is not None
-        orchestrator = Orchestrator(settings, provider, Prompts.from_settings(settings))
-        made.append(orchestrator)
-        return orchestrator
-
-    yield make
-    for orchestrator in made:
-        await orchestrator.aclose()
 
 
 async def run(orchestrator: Orchestrator, strategy: str, ctx: ThoughtContext = DECISION) -> object:

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable
 
-import pytest
-
+from conftest import Build
 from fakes import FakeLLM, Hold
 from thinking_hats.analysis import Outcome, ThoughtContext
-from thinking_hats.config import Settings
 from thinking_hats.orchestrator import Orchestrator
-from thinking_hats.prompts import Prompts
-from thinking_hats.providers import resolve_provider
 from thinking_hats.router import route
 
 DECISION = ThoughtContext(
@@ -23,23 +18,6 @@ DECISION = ThoughtContext(
     thought_number=2,
     total_thoughts=5,
 )
-
-Build = Callable[[Settings], Orchestrator]
-
-
-@pytest.fixture
-async def build() -> AsyncIterator[Build]:
-    made: list[Orchestrator] = []
-
-    def make(settings: Settings) -> Orchestrator:
-        provider = resolve_provider(settings)
-        assert provider is not None
-        made.append(Orchestrator(settings, provider, Prompts.from_settings(settings)))
-        return made[-1]
-
-    yield make
-    for orchestrator in made:
-        await orchestrator.aclose()
 
 
 async def run(orchestrator: Orchestrator, strategy: str) -> Outcome:

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
-import pytest
 from mcp import Client
 
+from conftest import Build
 from fakes import FakeLLM
 from thinking_hats.analysis import ThoughtContext, Usage
-from thinking_hats.config import Settings
-from thinking_hats.orchestrator import Orchestrator
-from thinking_hats.prompts import Prompts
-from thinking_hats.providers import resolve_provider
 from thinking_hats.router import route
 from thinking_hats.server import build_server
 
@@ -25,31 +21,16 @@ QUESTION = ThoughtContext(
 CACHED, WRITTEN = 120, 30  # of each prompt's tokens: read from / written to the provider's prompt cache
 
 
-@pytest.fixture
-async def orchestrator_for() -> AsyncIterator[Callable[[Settings], Orchestrator]]:
-    made: list[Orchestrator] = []
-
-    def make(settings: Settings) -> Orchestrator:
-        provider = resolve_provider(settings)
-        assert provider is not None
-        made.append(Orchestrator(settings, provider, Prompts.from_settings(settings)))
-        return made[-1]
-
-    yield make
-    for orchestrator in made:
-        await orchestrator.aclose()
-
-
 def prompt_tokens(llm: FakeLLM) -> int:
     """The whole prompt of every request, as the fake counts it before splitting off what was cached."""
     return sum(max(1, seen.prompt_chars // 4) for seen in llm.history)
 
 
 async def test_input_tokens_include_cached_and_cache_written_tokens_on_every_wire_format(
-    any_llm: FakeLLM, orchestrator_for: Callable[[Settings], Orchestrator]
+    any_llm: FakeLLM, build: Build
 ) -> None:
     any_llm.cached_tokens, any_llm.cache_creation_tokens = CACHED, WRITTEN
-    orchestrator = orchestrator_for(any_llm.settings())
+    orchestrator = build(any_llm.settings())
 
     outcome = await orchestrator.analyse(QUESTION, route(QUESTION, (25, 45, 65), "double"), None)
 
@@ -62,12 +43,8 @@ async def test_input_tokens_include_cached_and_cache_written_tokens_on_every_wir
     assert all(h.tokens > CACHED + WRITTEN for h in outcome.analysis.hats)
 
 
-async def test_without_a_cache_the_counts_are_unchanged(
-    any_llm: FakeLLM, orchestrator_for: Callable[[Settings], Orchestrator]
-) -> None:
-    outcome = await orchestrator_for(any_llm.settings()).analyse(
-        QUESTION, route(QUESTION, (25, 45, 65), "single"), None
-    )
+async def test_without_a_cache_the_counts_are_unchanged(any_llm: FakeLLM, build: Build) -> None:
+    outcome = await build(any_llm.settings()).analyse(QUESTION, route(QUESTION, (25, 45, 65), "single"), None)
 
     assert outcome.usage.input_tokens == prompt_tokens(any_llm)
     assert (outcome.usage.cached_input_tokens, outcome.usage.cache_creation_tokens) == (0, 0)
