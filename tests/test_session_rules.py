@@ -256,3 +256,15 @@ def test_think_accepts_a_thought_at_the_limit_and_a_valid_session_id(
     _, err = capsys.readouterr()
     assert code == 0, err
     assert len(configured.history) == 1
+
+
+@pytest.mark.parametrize("branch", ["a\x00b", "tab\there", "esc\x1b[2J"])
+async def test_a_branch_id_with_control_characters_is_refused_before_anything_is_recorded(branch: str) -> None:
+    async with Client(build_server(Settings())) as client:
+        await client.call_tool("sequentialthinking", thought("Start.", 1, sessionId="ctl"))
+        refused = await client.call_tool(
+            "sequentialthinking", thought("Alt.", 2, sessionId="ctl", branchFromThought=1, branchId=branch)
+        )
+        stored = await read_json(client, "thinking://sessions/ctl")
+    assert refused.is_error and "branchId" in text_of(refused)
+    assert [e["number"] for e in stored["entries"]] == [1]

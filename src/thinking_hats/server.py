@@ -28,7 +28,7 @@ from .crash import Crash, CrashReply, CrashStep, NextAction, crash_error
 from .errors import InvalidThought, StoreError, ThinkingError
 from .report import iso, load, session_json, session_markdown
 from .store import LOCAL, Caller, Store, open_store
-from .thoughts import JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply
+from .thoughts import BRANCH_ID, JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply
 from .trace import Trace
 
 log = logging.getLogger("thinking_hats")
@@ -202,7 +202,9 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
             is_revision: Annotated[bool | None, Field(validation_alias="isRevision")] = None,
             revises_thought: Annotated[int | None, Field(validation_alias="revisesThought", ge=1)] = None,
             branch_from_thought: Annotated[int | None, Field(validation_alias="branchFromThought", ge=1)] = None,
-            branch_id: Annotated[str | None, Field(validation_alias="branchId", min_length=1, max_length=64)] = None,
+            branch_id: Annotated[
+                str | None, Field(validation_alias="branchId", min_length=1, max_length=64, pattern=BRANCH_ID)
+            ] = None,
             needs_more_thoughts: Annotated[bool | None, Field(validation_alias="needsMoreThoughts")] = None,
             session_id: Annotated[
                 str | None,
@@ -260,7 +262,7 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
             revises_step: Annotated[int | None, Field(ge=1)] = None,
             revision_reason: Annotated[str | None, Field(max_length=2000)] = None,
             branch_from: Annotated[int | None, Field(ge=1)] = None,
-            branch_id: Annotated[str | None, Field(min_length=1, max_length=64)] = None,
+            branch_id: Annotated[str | None, Field(min_length=1, max_length=64, pattern=BRANCH_ID)] = None,
             branch_name: Annotated[str | None, Field(max_length=200)] = None,
             tools_used: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(max_length=100)] = None,
             external_context: Annotated[dict[str, Any] | str | None, Field()] = None,

@@ -30,6 +30,8 @@ ENABLE_HINT = (
 
 
 SESSION_ID = r"^[A-Za-z0-9_.:-]{1,64}$"
+# A branch is named freely, but not with control characters: they break reports and PostgreSQL refuses NUL.
+BRANCH_ID = r"^[^\x00-\x1f\x7f]{1,64}$"
 # Every published outputSchema names its dialect: MCP clients validate each reply against the schema, and one
 # without `$schema` is read as draft 2020-12, whose meta-schema the mcp 1.x client checks on every call (16-31 ms
 # for the crash and sequentialthinking schemas, against 1-2 ms for draft-07). The reply models use nothing
@@ -49,7 +51,7 @@ class ThoughtInput(BaseModel):
     is_revision: bool | None = None
     revises_thought: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
     branch_from_thought: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
-    branch_id: str | None = Field(default=None, min_length=1, max_length=64)
+    branch_id: str | None = Field(default=None, min_length=1, max_length=64, pattern=BRANCH_ID)
     needs_more_thoughts: bool | None = None
     session_id: str | None = Field(default=None, pattern=SESSION_ID)
     strategy: str | None = None
