@@ -42,14 +42,19 @@ def test_run_py_outside_any_environment_says_how_to_run_it_instead_of_a_tracebac
 
 
 def test_run_py_outside_the_venv_reruns_itself_with_the_projects_venv() -> None:
-    if not (ROOT / ".venv" / "bin" / "python").exists():
-        pytest.skip("no .venv in this checkout (CI builds its own environment elsewhere)")
     if not _lacks_the_project(BASE_PYTHON):
         pytest.skip(f"{BASE_PYTHON} has mcp installed: it would not need the venv")
-
-    done = subprocess.run(
-        [BASE_PYTHON, "-I", "benchmarks/run.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    venv = ROOT / ".venv"
+    borrowed = not venv.exists()
+    if borrowed:  # CI builds its environment elsewhere: lend this test's own as the checkout's .venv
+        venv.symlink_to(Path(sys.prefix), target_is_directory=True)
+    try:
+        done = subprocess.run(
+            [BASE_PYTHON, "-I", "benchmarks/run.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120
+        )
+    finally:
+        if borrowed:
+            venv.unlink()
 
     assert done.returncode == 0, done.stderr
     assert "--record" in done.stdout
