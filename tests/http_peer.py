@@ -119,10 +119,15 @@ def http_server(env: dict[str, str], *args: str) -> Iterator[HttpServer]:
         assert server.url, f"the server exited: {''.join(server.stderr)}"
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
+        stop(process)
         reader.join(timeout=30)
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within 30 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=30)

@@ -85,10 +85,15 @@ def peer(env: dict[str, str]) -> Iterator[Peer]:
         p.initialize()
         yield p
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=30)
-        for stream in (process.stdin, process.stdout, process.stderr):
-            if stream is not None:
-                with contextlib.suppress(BrokenPipeError):
-                    stream.close()
+        finish(process)
+
+
+def finish(process: subprocess.Popen[bytes]) -> None:
+    """Kill the server if it still runs, reap it and close its pipes (stdin may hold what it never read)."""
+    if process.poll() is None:
+        process.kill()
+    process.wait(timeout=30)
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            with contextlib.suppress(BrokenPipeError):
+                stream.close()

@@ -24,7 +24,7 @@ from benchmarks.stub_llm import StubLLM
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from http_peer import call_in_turn, http_server
+from http_peer import call_in_turn, http_server, stop
 from pg import in_ci
 from stdio_peer import server_env
 
@@ -99,12 +99,7 @@ def nginx(root: Path, replicas: list[int]) -> Iterator[int]:
                 time.sleep(0.02)  # polling a starting server: there is no event to wait on
         yield port
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
+        stop(process)
 
 
 def established(port: int) -> int:

@@ -20,7 +20,7 @@ import pytest
 from benchmarks.stub_llm import StubLLM
 from mcp import Client
 
-from stdio_peer import Peer, server_env, spawn
+from stdio_peer import Peer, finish, server_env, spawn
 from thinking_hats.config import Settings
 from thinking_hats.server import build_server
 
@@ -81,10 +81,7 @@ def test_a_thought_cut_short_by_kill_9_is_not_stored_and_its_retry_is_stored_onc
                  "params": {"name": "sequentialthinking", "arguments": thought(2)}})  # fmt: skip
     wait_until(lambda: stub.stats()["in_flight"] >= 1)
     os.kill(process.pid, signal.SIGKILL)  # ...when the server dies
-    process.wait(timeout=30)
-    for stream in (process.stdin, process.stdout, process.stderr):
-        if stream is not None:
-            stream.close()
+    finish(process)
     assert stored_numbers(database) == [1], "a thought whose reply was never sent is not in the store"
 
     stub.latency = 0.01
@@ -98,11 +95,7 @@ def test_a_thought_cut_short_by_kill_9_is_not_stored_and_its_retry_is_stored_onc
         assert replayed["structuredContent"]["replayed"] is True
         assert replayed["structuredContent"]["usage"]["llmCalls"] == 0
     finally:
-        process.kill()
-        process.wait(timeout=30)
-        for stream in (process.stdin, process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+        finish(process)
     assert stored_numbers(database) == [1, 2]
 
 

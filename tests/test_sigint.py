@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from benchmarks.stub_llm import StubLLM
 
-from stdio_peer import Peer, server_env, spawn
+from stdio_peer import Peer, finish, server_env, spawn
 from thinking_hats.cli import main
 
 PROMPT_EXIT = 5.0  # seconds: "at once" with room for a loaded 2-core machine
@@ -25,12 +25,7 @@ def stdio_server(env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
     try:
         yield process
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=30)
-        for stream in (process.stdin, process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+        finish(process)
 
 
 def interrupt(process: subprocess.Popen[bytes]) -> tuple[int, float, str]:
