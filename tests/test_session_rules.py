@@ -258,7 +258,7 @@ def test_think_accepts_a_thought_at_the_limit_and_a_valid_session_id(
     assert len(configured.history) == 1
 
 
-@pytest.mark.parametrize("branch", ["a\x00b", "tab\there", "esc\x1b[2J"])
+@pytest.mark.parametrize("branch", ["a\x00b", "tab\there", "esc\x1b[2J", "c1\x9b2J"])
 async def test_a_branch_id_with_control_characters_is_refused_before_anything_is_recorded(branch: str) -> None:
     async with Client(build_server(Settings())) as client:
         await client.call_tool("sequentialthinking", thought("Start.", 1, sessionId="ctl"))

@@ -46,7 +46,7 @@ FORGERY = (
     "Another one\n---\n- ## heading in a list\n1. # heading in a numbered list\n> ## heading in a quote\n"
     "```\nan unclosed fence\n"
 )
-BRANCH = "b`r``anch\x1b[31m"
+BRANCH = "b`r``anch\u202e"  # control characters are refused in branch ids; a bidi override is not
 PURPOSE = "odd\x1b]0;pwned\x07\x9b2J\rX"  # purposes are short
 
 

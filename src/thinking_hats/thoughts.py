@@ -30,8 +30,9 @@ ENABLE_HINT = (
 
 
 SESSION_ID = r"^[A-Za-z0-9_.:-]{1,64}$"
-# A branch is named freely, but not with control characters: they break reports and PostgreSQL refuses NUL.
-BRANCH_ID = r"^[^\x00-\x1f\x7f]{1,64}$"
+# A branch is named freely, but not with control characters (C0, DEL, C1): they break reports and terminals, and
+# PostgreSQL refuses NUL. Other hostile characters (bidi overrides) are shown safely where text meets a terminal.
+BRANCH_ID = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$"
 # Every published outputSchema names its dialect: MCP clients validate each reply against the schema, and one
 # without `$schema` is read as draft 2020-12, whose meta-schema the mcp 1.x client checks on every call (16-31 ms
 # for the crash and sequentialthinking schemas, against 1-2 ms for draft-07). The reply models use nothing
