@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:  # the same checks the tools apply, e.g. a session id with a space
         return _fail("invalid input: " + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
     except Exception as exc:
-        from .transport import ConfigurationError
+        from .errors import ConfigurationError
 
         if isinstance(exc, ConfigurationError):
             return _fail(str(exc))

@@ -20,3 +20,7 @@ class InvalidThought(ThinkingError):
 
 class StoreError(ThinkingError):
     """The session store cannot be opened or written."""
+
+
+class ConfigurationError(Exception):
+    """Start-up refused: the message says what to set."""

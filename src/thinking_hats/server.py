@@ -36,7 +36,7 @@ log = logging.getLogger("thinking_hats")
 MINIMAL_NEXT = Literal["CONTINUE", "REVISE", "The final conclusion or answer"]
 # Static resources get no Context in mcp 2.x: read_resource puts the caller here for them.
 _CALLER: ContextVar[Caller | None] = ContextVar("thinking_hats_caller", default=None)
-# Set on the ASGI scope by transport.Principals, after authentication; a client cannot set them.
+# Set on the ASGI scope by gate.Gate, after authentication; a client cannot set them.
 PRINCIPAL_KEY, CONNECTION_KEY = "thinking_hats.principal", "thinking_hats.connection"
 
 

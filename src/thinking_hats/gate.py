@@ -1,0 +1,256 @@
+"""Who an HTTP request is, and which connection it belongs to: the ASGI gate in front of the MCP app.
+
+Principals come from bearer tokens (`THINKING_HTTP_TOKEN`, `THINKING_HTTP_TOKENS_FILE`) or are the one local
+principal; the gate also answers health checks, signs and bounds legacy (stateful) sessions, and times out
+half-sent requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import re
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from .config import Settings
+from .errors import ConfigurationError
+from .store import LOCAL
+
+
+@dataclass(frozen=True)
+class Principals:
+    """The principals HTTP clients authenticate as: bearer token -> name. Empty: the one local principal."""
+
+    by_token: dict[bytes, str]
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Principals:
+        by_token: dict[bytes, str] = {}
+        if settings.thinking_http_token is not None:
+            by_token[settings.thinking_http_token.get_secret_value().encode()] = "default"
+        path = settings.thinking_http_tokens_file
+        if path is not None:
+            try:
+                lines = path.expanduser().read_text(encoding="utf-8").splitlines()
+            except OSError as exc:
+                raise ConfigurationError(
+                    f"cannot read THINKING_HTTP_TOKENS_FILE {path}: {exc.strerror}: give a readable file"
+                ) from None
+            for number, line in enumerate(lines, 1):
+                text = line.strip()
+                if not text or text.startswith("#"):
+                    continue
+                parts = text.split()
+                where = f"THINKING_HTTP_TOKENS_FILE {path}, line {number}"
+                if len(parts) != 2 or not _NAME.match(parts[0]):
+                    raise ConfigurationError(
+                        f"{where}: expected 'name token' (a name of letters, digits, '.', '_' or '-', then the "
+                        "token, separated by a space)"
+                    )
+                name, token = parts
+                if len(token) < 16:
+                    raise ConfigurationError(f"{where}: the token of '{name}' is shorter than 16 characters")
+                if token.encode() in by_token or name in by_token.values():
+                    raise ConfigurationError(f"{where}: '{name}' or its token is listed twice")
+                by_token[token.encode()] = name
+        return cls(by_token)
+
+    def who(self, authorization: bytes) -> str | None:
+        """The principal of an `Authorization` header, or None. Every token is compared, in constant time."""
+        if not self.by_token:
+            return LOCAL
+        given = authorization[7:] if authorization[:7].lower() == b"bearer " else b""
+        found = None
+        for token, name in self.by_token.items():
+            if hmac.compare_digest(given, token):
+                found = name
+        return found
+
+
+class Gate:
+    """ASGI middleware in front of the MCP app: health checks, authentication, and legacy (stateful) sessions.
+
+    It decides who a request is (the principal, from the bearer token) and which connection it belongs to, and
+    puts both on the ASGI scope; no client header can choose either. A legacy session id is handed out signed
+    (HMAC keyed by the principal's token, or by a secret of this server for the local principal), so a client can
+    only present an id issued to its own principal. The process that opened a legacy session serves it; any other
+    worker or replica (the session's process restarted, or a load balancer sent the request elsewhere) answers it
+    statelessly: the thinking state is in the store, so the client does not notice. Legacy sessions are bounded per
+    principal: the least recently used is closed to make room, so a flood of `initialize` requests cannot lock
+    anyone else out.
+    """
+
+    def __init__(
+        self, app: Any, fallback: Any, principals: Principals, settings: Settings, health: Any, secret: bytes
+    ) -> None:
+        self.app = app
+        self.fallback = fallback  # the same server, stateless: for legacy sessions this process did not open
+        self.principals = principals
+        self.keys = {name: token for token, name in principals.by_token.items()} | {LOCAL: secret}
+        self.limit = settings.thinking_http_session_limit
+        self.idle = settings.thinking_http_idle_timeout
+        self.health = health
+        self._sessions: dict[str, OrderedDict[str, float]] = {}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            async with self.fallback.router.lifespan_context(self.fallback):
+                await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope.get("path") == "/healthz":
+            await self._healthz(send)
+            return
+        headers = dict(scope.get("headers") or [])
+        principal = self.principals.who(headers.get(b"authorization", b""))
+        if principal is None:
+            await _json(send, 401, {"error": UNAUTHORIZED}, [(b"www-authenticate", b'Bearer realm="thinking-hats"')])
+            return
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+        from .server import CONNECTION_KEY, PRINCIPAL_KEY
+
+        scope = dict(scope)
+        scope[PRINCIPAL_KEY] = principal
+        # The SDK binds each legacy session to the user that opened it and answers 404 to any other.
+        scope["user"] = AuthenticatedUser(AccessToken(token="-", client_id=principal, scopes=[]))
+        receive = _deadline(receive, self.idle, scope.get("method", ""))
+        version = headers.get(b"mcp-protocol-version", b"").decode("latin-1") or None
+        presented = headers.get(b"mcp-session-id", b"").decode("latin-1") or None
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            await self.app(scope, receive, send)  # the stateless revision: no connection at all
+            return
+        if presented is not None:
+            session = self._verify(principal, presented)
+            if session is None:
+                await _json(send, 404, {"jsonrpc": "2.0", "id": None,
+                                        "error": {"code": -32600, "message": "Session not found"}})  # fmt: skip
+                return
+            scope[CONNECTION_KEY] = f"http:{session}"
+            table = self._sessions.get(principal)
+            if table is not None and session in table:
+                table[session] = time.monotonic()
+                table.move_to_end(session)
+                scope["headers"] = _with_session(scope["headers"], session)
+                await self.app(scope, receive, self._signing(send, principal))
+            else:
+                scope["headers"] = _with_session(scope["headers"], None)
+                await self.fallback(scope, receive, send)
+            return
+        opened: list[str] = []
+        await self.app(scope, receive, self._signing(send, principal, opened))
+        if opened:
+            await self._admit(principal, opened[0], scope)
+
+    def _sign(self, principal: str, session: str) -> str:
+        digest = hmac.new(self.keys[principal], f"{principal}\0{session}".encode(), "sha256").hexdigest()
+        return f"{session}.{digest[:32]}"
+
+    def _verify(self, principal: str, presented: str) -> str | None:
+        session, _, _ = presented.rpartition(".")
+        return session if session and hmac.compare_digest(self._sign(principal, session), presented) else None
+
+    def _signing(self, send: Any, principal: str, opened: list[str] | None = None) -> Any:
+        """`send`, with the session id of the response replaced by its signed form."""
+
+        async def signed(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = []
+                for name, value in message.get("headers") or []:
+                    if name.lower() == b"mcp-session-id":
+                        session = value.decode("latin-1")
+                        if opened is not None:
+                            opened.append(session)
+                        value = self._sign(principal, session).encode("latin-1")
+                    headers.append((name, value))
+                message = message | {"headers": headers}
+            await send(message)
+
+        return signed
+
+    async def _admit(self, principal: str, session: str, scope: dict[str, Any]) -> None:
+        table = self._sessions.setdefault(principal, OrderedDict())
+        table[session] = time.monotonic()
+        stale = time.monotonic() - self.idle
+        while table and (len(table) > self.limit or next(iter(table.values())) < stale):
+            oldest, _ = table.popitem(last=False)
+            await self._close(oldest, scope)
+
+    async def _close(self, session: str, scope: dict[str, Any]) -> None:
+        """End a legacy session through the protocol's own DELETE, as its client could."""
+        keep = (b"host", b"origin", b"authorization", b"mcp-protocol-version")
+        headers = [(k, v) for k, v in scope.get("headers") or [] if k.lower() in keep]
+        closing = scope | {"method": "DELETE", "headers": [*headers, (b"mcp-session-id", session.encode())]}
+
+        async def nothing() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def discard(message: dict[str, Any]) -> None:
+            return None
+
+        await self.app(closing, nothing, discard)
+
+    async def _healthz(self, send: Any) -> None:
+        try:
+            # A probe wants an answer within its own timeout, not the store pool's 10 s.
+            report = await asyncio.wait_for(self.health(), _HEALTH_SECONDS)
+            status, body = 200, {"status": "ok", "store": report}
+        except TimeoutError:
+            error = f"the session store did not answer within {_HEALTH_SECONDS} s: check it (THINKING_STORE)"
+            status, body = 503, {"status": "unavailable", "error": error}
+        except Exception as exc:  # a load balancer needs a status, whatever broke
+            status, body = 503, {"status": "unavailable", "error": str(exc)}
+        await _json(send, status, body)
+
+
+UNAUTHORIZED = (
+    "unauthorized: send the header 'Authorization: Bearer <token>' "
+    "(THINKING_HTTP_TOKEN, or a token from THINKING_HTTP_TOKENS_FILE)"
+)
+_HEALTH_SECONDS = 3
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _with_session(headers: list[tuple[bytes, bytes]], session: str | None) -> list[tuple[bytes, bytes]]:
+    kept = [(k, v) for k, v in headers if k.lower() != b"mcp-session-id"]
+    return kept if session is None else [*kept, (b"mcp-session-id", session.encode("latin-1"))]
+
+
+def _deadline(receive: Any, seconds: float, method: str) -> Any:
+    """A request body that has not all arrived within `seconds` ends the request (a half-sent request holds nothing).
+
+    Once a POST's body is in, `receive` only reports the client leaving, which may take as long as the reply does:
+    that wait is not bounded, or every thought slower than `seconds` would be cut off as a disconnect. A GET (the
+    legacy notification stream) has no body to wait for and is ended after `seconds`; its client reopens it.
+    """
+    loop = asyncio.get_running_loop()
+    until = loop.time() + seconds
+    complete = False
+
+    async def bounded() -> Any:
+        nonlocal complete
+        if complete:
+            return await receive()
+        try:
+            message = await asyncio.wait_for(receive(), max(until - loop.time(), 0))
+        except TimeoutError:
+            return {"type": "http.disconnect"}
+        complete = method == "POST" and message["type"] == "http.request" and not message.get("more_body", False)
+        return message
+
+    return bounded
+
+
+async def _json(send: Any, status: int, body: object, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    data = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), *(extra or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
