@@ -233,3 +233,26 @@ async def test_agent_logs_never_reach_stdout(
     await run(build(openai_llm.settings(thinking_max_retries=0)), "single", ThoughtContext("Is 7 prime?", 1, 1))
 
     assert capfd.readouterr().out == ""
+
+
+async def test_calls_that_succeed_at_once_never_start_the_retry_machinery(
+    openai_llm: FakeLLM, build: Build, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import thinking_hats.orchestrator as orchestrator_module
+
+    def no_retry_machinery(*args: object, **kwargs: object) -> object:
+        raise AssertionError("tenacity was started for a call that had not failed")
+
+    monkeypatch.setattr(orchestrator_module, "AsyncRetrying", no_retry_machinery)
+    outcome = await run(build(openai_llm.settings()), "full")
+
+    assert outcome.failure is None  # type: ignore[attr-defined]
+    assert len(openai_llm.history) == 6
+
+
+async def test_a_failed_first_attempt_is_retried_by_the_same_rules(openai_llm: FakeLLM, build: Build) -> None:
+    openai_llm.enqueue("*", 503)  # the first request fails, its retry succeeds
+    outcome = await run(build(openai_llm.settings(thinking_retry_wait=0)), "single")
+
+    assert outcome.failure is None  # type: ignore[attr-defined]
+    assert len(openai_llm.history) == 2
