@@ -237,3 +237,11 @@ def any_llm(request: pytest.FixtureRequest, make_llm: Callable[[str], FakeLLM]) 
 @pytest.fixture
 def openai_llm(make_llm: Callable[[str], FakeLLM]) -> FakeLLM:
     return make_llm("openai")
+
+
+@pytest.fixture
+def configured(openai_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
+    """The environment of a user who chose OpenAI (the CLI reads it), served by the fake."""
+    monkeypatch.setenv("LLM_PROVIDER", "openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-openai")
+    return openai_llm

@@ -12,13 +12,6 @@ from thinking_hats.cli import main
 QUESTION = "Should we rewrite the billing service in Rust, given the team's skills, the risk and the cost?"
 
 
-@pytest.fixture
-def configured(openai_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
-    monkeypatch.setenv("LLM_PROVIDER", "openai")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-openai")
-    return openai_llm
-
-
 def test_think_prints_the_synthesis_and_shows_each_hat_finishing(
     configured: FakeLLM, capsys: pytest.CaptureFixture[str]
 ) -> None:

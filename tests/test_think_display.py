@@ -10,13 +10,6 @@ from thinking_hats.cli import main
 QUESTION = "Should we rewrite the billing service in Rust, given the team's skills, the risk and the cost?"
 
 
-@pytest.fixture
-def configured(openai_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
-    monkeypatch.setenv("LLM_PROVIDER", "openai")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-openai")
-    return openai_llm
-
-
 @pytest.mark.parametrize(
     ("strategy", "shown"),
     [("double", "2 hats + synthesis"), ("full", "5 hats + synthesis"), ("single", "1 hat")],
