@@ -20,12 +20,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Literal
 
 from .analysis import HATS, Complexity, Factor, Hat, ThoughtContext
 from .router_terms import DECISION_QUESTIONS, LETTERS, OR_TERMS, SEQUENCE_TERMS, SIGNAL_TERMS, STOPWORDS, WHETHER
+from .router_weights import FLOORS, POINTS
 
 SynthesisMode = Literal["model", "merge"]
 
@@ -91,39 +93,66 @@ class Route:
         return replace(self, merged=mode == "merge" and STRATEGIES[self.strategy].mergeable)
 
 
-# --- signals: points per signal, and which hats each one calls for ------------------------------------------
+# --- signals: which hats each one calls for (their points are data: router_weights) ---------------------------
 
 
 @dataclass(frozen=True)
 class _Signal:
     name: str  # factor name, and the key of its terms in router_terms.SIGNAL_TERMS
-    first: float  # points for the first distinct term
-    each: float  # points for every further distinct term
-    cap: float
-    affinity: tuple[tuple[Hat, float], ...]  # share of the points each hat gets when ranking hats
-    at_least: float = 0.0  # what is asked sets a floor: the score is at least this, however short the thought
+    pull: tuple[float, float, float]  # pull on the hats: for the first distinct term, each further one, cap
+    affinity: tuple[tuple[Hat, float], ...]  # share of the pull each hat gets when ranking hats
 
-
-_DOUBLE, _TRIPLE = 25.0, 45.0  # floors: where the default THINKING_THRESHOLDS start double and triple
 
 # Two kinds of evidence. What is asked (a yes/no question on what to do, a plan, ideas; "A or B?" makes the decision
 # signal one) sets a floor: the strategy it deserves at least, whatever else the thought says. What the situation
-# holds (parties and their positions, stakes, risks, constraints, length) adds points per item, the same for every
-# item: a thought with more of them needs more angles. Flat weights and floors are what carried over to thoughts
-# the router was not tuned on; finer weights only learned the tuning thoughts' wording.
+# holds (parties and their positions, stakes, risks, constraints, length) adds points per item: a thought with more
+# of them needs more angles. The points and floors are fitted offline on the labelled corpus (router_weights); which
+# hats a signal calls for, and how strongly, is set here, apart from the points, so that a fit of the score cannot
+# silence a hat (the fact-asking signal earns few points but must still bring the factual hat).
 _SIGNALS: tuple[_Signal, ...] = (
-    _Signal("decision", 5, 5, 15, (("critical", 2.0), ("optimistic", 2.0))),
-    _Signal("dilemma", 10, 0, 10, (("critical", 2.0), ("optimistic", 1.2), ("emotional", 0.8)), _TRIPLE),
-    _Signal("risk", 8, 8, 32, (("critical", 1.5),)),
-    _Signal("stakes", 8, 8, 32, (("critical", 0.8), ("factual", 0.5))),
-    _Signal("stakeholders", 8, 8, 48, (("emotional", 0.5), ("critical", 0.5))),
-    _Signal("planning", 10, 0, 10, (("critical", 1.2), ("factual", 0.8), ("creative", 0.5)), _DOUBLE),
-    _Signal("ideation", 10, 0, 10, (("creative", 2.6), ("optimistic", 0.6)), _DOUBLE),
-    _Signal("people", 6, 6, 36, (("emotional", 1.8),)),
-    _Signal("opportunity", 3, 3, 9, (("optimistic", 2.0),)),
-    # Few points (a fact question is simple) but a strong pull towards the factual hat.
-    _Signal("facts", 1, 0, 1, (("factual", 12.0),)),
+    _Signal("decision", (5, 5, 15), (("critical", 2.0), ("optimistic", 2.0))),
+    _Signal("dilemma", (10, 0, 10), (("critical", 2.0), ("optimistic", 1.2), ("emotional", 0.8))),
+    _Signal("risk", (8, 8, 32), (("critical", 1.5),)),
+    _Signal("stakes", (8, 8, 32), (("critical", 0.8), ("factual", 0.5))),
+    _Signal("stakeholders", (8, 8, 48), (("emotional", 0.5), ("critical", 0.5))),
+    _Signal("planning", (10, 0, 10), (("critical", 1.2), ("factual", 0.8), ("creative", 0.5))),
+    _Signal("ideation", (10, 0, 10), (("creative", 2.6), ("optimistic", 0.6))),
+    _Signal("people", (6, 6, 36), (("emotional", 1.8),)),
+    _Signal("opportunity", (3, 3, 9), (("optimistic", 2.0),)),
+    _Signal("facts", (1, 0, 1), (("factual", 12.0),)),
 )
+_AFFINITY = {signal.name: signal.affinity for signal in _SIGNALS}
+_PULL = {signal.name: signal.pull for signal in _SIGNALS}
+# Session context: something the session relied on changed, an alternative, a step its author doubts. Each is
+# worth a second angle (a floor) and a few points; the thought's content decides the rest. Their pull on the hats
+# is fixed, not a share of their points.
+_SESSION_AFFINITY = 15.0
+_SESSION_HATS: dict[str, tuple[tuple[Hat, float], ...]] = {
+    "revision": (("critical", 1.0),),
+    "branch": (("creative", 1.0), ("optimistic", 0.8)),
+    "low_confidence": (("critical", 1.0),),
+}
+FACTORS: tuple[str, ...] = ("length", "questions", "structure", *_AFFINITY, *_SESSION_HATS)
+_FLOOR_FACTOR = {"either": "decision"}  # an ask whose floor another factor shows
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Points per unit of each factor, and the floors what is asked sets (see router_weights)."""
+
+    points: Mapping[str, tuple[float, float, float]]  # factor: (first unit, each further unit, cap)
+    floors: Mapping[str, float]  # ask: the score it sets at least
+
+    def of(self, name: str, count: int) -> float:
+        return _curve(self.points[name], count)
+
+
+def _curve(weights: tuple[float, float, float], count: int) -> float:
+    first, each, cap = weights
+    return max(0.0, min(cap, first + each * (count - 1))) if count > 0 else 0.0
+
+
+WEIGHTS = Weights(POINTS, FLOORS)
 
 _READ, _READ_HEAD = 6000, 4500  # characters of the thought read: its first _READ_HEAD and the rest from its end
 # Prose read for signals: (window, head) per script; a Chinese or Japanese character says more than a Latin one.
@@ -132,17 +161,8 @@ _SENTENCE_WORDS = 3  # a shorter fragment ("unbounded LRU?") is not a part of it
 _UNMARKED_QUESTIONS = ("en", "de", "fr")  # where an opener alone says it asks (not Spanish "Reviso los logs")
 _PASTED_AFFINITY = 14.0  # pasted material is evidence to read: a pull towards the factual hat
 _LONG_LIST = 8  # a list longer than this is data pasted in, not parts of the thought
-_LENGTH_FREE_WORDS = 0
-_LENGTH_POINTS_PER_WORD = 0.35
-_LENGTH_CAP = 28.0
 _CJK_WORDS_PER_CHAR = {"zh": 0.6, "ja": 0.45}  # a Chinese or Japanese character carries about this much of a word
-_QUESTION_POINTS, _QUESTION_CAP = 3.0, 9.0
-_STRUCTURE_POINTS, _STRUCTURE_CAP = 5.0, 20.0
 _FREE_COMMAS = 1  # a comma or two is style; more is a list of clauses
-# Session context: something the session relied on changed, an alternative, a step its author doubts. Each is
-# worth a second angle (a floor of double) and a few points; the thought's content decides the rest.
-_SESSION_POINTS, _SESSION_AT_LEAST, _SESSION_AFFINITY = 10.0, _DOUBLE, 15.0
-_BRANCH_HATS: tuple[tuple[Hat, float], ...] = (("creative", 1.0), ("optimistic", 0.8))
 _LOW_CONFIDENCE = 0.5
 _RUN_LINES, _RUN_CHARS = 6, 300  # this many lines in a row, this long, with no question among them, are material
 _FRAGMENT_LINES = 2  # in a thought with material, a run this long is more of it
@@ -391,7 +411,18 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
+@dataclass(frozen=True)
+class Reading:
+    """What the router read in a thought, before any weight: per factor, its units and what they were."""
+
+    counts: dict[str, int]  # factor: units (words, questions, parts, distinct terms, positions; 1 for a session cue)
+    details: dict[str, str]
+    asks: tuple[str, ...]  # what is asked, of FLOORS' keys, in factor order
+    pasted: bool  # pasted material was set aside
+
+
+def reading(ctx: ThoughtContext) -> Reading:
+    """Count what the thought holds, factor by factor; `route` weighs it (and the training script fits it)."""
     text = ctx.thought
     if len(text) > _READ:  # cut at line ends, so that a pasted line is not taken for prose by losing its start
         start, end = text[:_READ_HEAD], text[_READ_HEAD - _READ :]
@@ -403,15 +434,13 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
     read = prose if len(prose) <= window else prose[:head] + "\n\n" + prose[head - window :]
     read = read.lower().replace("’", "'")
     vocabulary = _vocabulary(lang)
-    factors: list[Factor] = []
-    affinity: dict[Hat, float] = dict.fromkeys(HATS, 0.0)
+    counts: dict[str, int] = {}
+    details: dict[str, str] = {}
+    asks: list[str] = []
 
-    floor_of: list[float] = []  # per factor, the score it asks for at least
-
-    def add(name: str, points: float, detail: str, at_least: float = 0.0) -> None:
-        if points > 0:
-            factors.append(Factor(name=name, points=round(points, 1), detail=detail))
-            floor_of.append(at_least)
+    def add(name: str, count: int, detail: str) -> None:
+        if count > 0:
+            counts[name], details[name] = count, detail
 
     if cjk:
         chars = sum(map(len, _CJK_RUN.findall(prose)))
@@ -423,8 +452,7 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
     length_detail = _plural(words, "word") + (f" ({' and '.join(aside)} not counted)" if aside else "")
     if len(ctx.thought) > _READ:
         length_detail += f" in the first {_READ_HEAD:,} and last {_READ - _READ_HEAD:,} of {len(ctx.thought):,} chars"
-    add("length", min(_LENGTH_CAP, max(0, words - _LENGTH_FREE_WORDS) * _LENGTH_POINTS_PER_WORD), length_detail)
-
+    add("length", words, length_detail)
     sentences = questions = items = 0
     either = False
     dilemma: str | None = None
@@ -454,8 +482,7 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
                     opened = opened if vocabulary.dilemma.search(rest) else None
                 if opened is not None:
                     dilemma = opened.group().strip() or "yes/no question"
-    add("questions", min(_QUESTION_CAP, questions * _QUESTION_POINTS), _plural(questions, "question"))
-
+    add("questions", questions, _plural(questions, "question"))
     terms, occurrences = _signal_terms(read, vocabulary)
     items = 0 if listed else items
     sequence = len(terms.pop("structure", ()))
@@ -478,7 +505,7 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
         )
         if n and (label not in ("sentence", "comma") or n > {"sentence": 1, "comma": _FREE_COMMAS}[label])
     ]
-    add("structure", min(_STRUCTURE_CAP, parts * _STRUCTURE_POINTS), ", ".join(shape))
+    add("structure", parts, ", ".join(shape))
 
     extra: dict[str, list[str]] = {"decision": [], "stakes": [], "facts": [], "dilemma": []}
     if dilemma is not None:
@@ -492,6 +519,9 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
         extra["facts"].append("percentages")
     if dilemma is not None:  # "should we" opened the dilemma: the same words are not a second decision
         terms["decision"] = {k: v for k, v in terms.get("decision", {}).items() if v not in dilemma}
+    # A branch is the alternative its "what if" asks for: the branch factor counts it, the hats still see it.
+    if ctx.branch_origin is not None:
+        terms.pop("ideation", None)
     for signal in _SIGNALS:
         found = list(terms.get(signal.name, {}).values()) + extra.get(signal.name, [])
         if not found:
@@ -500,48 +530,55 @@ def _score(ctx: ThoughtContext) -> tuple[list[Factor], dict[Hat, float]]:
         if signal.name == "stakeholders" and occurrences[signal.name] > count:  # "sales wants.., finance wants.."
             count = occurrences[signal.name]
             found[-1] += f" ({count} positions)"
-        points = min(signal.cap, signal.first + signal.each * (count - 1))
-        # A branch is the alternative its "what if" asks for: the branch factor counts it, the hats still see it.
-        if signal.name == "ideation" and ctx.branch_origin is not None:
-            points = 0
-        at_least = _DOUBLE if signal.name == "decision" and either else signal.at_least
-        add(signal.name, points, _shown(found), at_least)
-        for hat, share in signal.affinity:
-            affinity[hat] += points * share
-    if pasted:
-        affinity["factual"] += _PASTED_AFFINITY
+        add(signal.name, count, _shown(found))
+        if signal.name == "decision" and either:
+            asks.append("either")
+        elif signal.name in FLOORS:
+            asks.append(signal.name)
 
     # A revision and a doubt want a critical review; a branch explores an alternative: what it could be, and gain.
-    session: list[tuple[str, str, tuple[tuple[Hat, float], ...]]] = []
+    session: list[tuple[str, str]] = []
     if ctx.revised is not None:
-        session.append(("revision", f"revises thought {ctx.revised[0]}", (("critical", 1.0),)))
+        session.append(("revision", f"revises thought {ctx.revised[0]}"))
     if ctx.branch_origin is not None:
-        session.append(("branch", f"branches from thought {ctx.branch_origin[0]}", _BRANCH_HATS))
+        session.append(("branch", f"branches from thought {ctx.branch_origin[0]}"))
     if ctx.confidence is not None and ctx.confidence < _LOW_CONFIDENCE:
-        session.append(("low_confidence", f"confidence {ctx.confidence:.2f}", (("critical", 1.0),)))
-    for name, detail, hats in session:
-        add(name, _SESSION_POINTS, detail, _SESSION_AT_LEAST)
-        for hat, share in hats:
-            affinity[hat] += _SESSION_AFFINITY * share
+        session.append(("low_confidence", f"confidence {ctx.confidence:.2f}"))
+    for name, detail in session:
+        add(name, 1, detail)
+        asks.append(name)
+    return Reading(counts, details, tuple(asks), pasted > 0)
 
-    # The floor: the factor asking for the most lifts the score to its floor, and says so. The floors are scores,
-    # not strategies, so that THINKING_THRESHOLDS moves every thought alike.
-    if floor_of and max(floor_of) > 0:
-        floor = max(floor_of)
-        i = floor_of.index(floor)
-        lift = floor - sum(f.points for f in factors)
-        if lift > 0:
-            raised = factors[i]
-            factors[i] = Factor(
-                name=raised.name,
-                points=round(raised.points + lift, 1),
-                detail=f"{raised.detail}; at least {floor:g}",
-            )
-            # the lift is the ask's weight too: a dilemma's angles lead when little else is said
-            for signal in _SIGNALS:
-                if signal.name == raised.name:
-                    for hat, share in signal.affinity:
-                        affinity[hat] += lift * share / 4
+
+def _weigh(reading: Reading, weights: Weights) -> tuple[list[Factor], dict[Hat, float]]:
+    """The factors with their points (the floor lifts the factor that set it, and says so), and each hat's pull."""
+    points = {name: weights.of(name, count) for name, count in reading.counts.items()}
+    affinity: dict[Hat, float] = dict.fromkeys(HATS, 0.0)
+    for name, count in reading.counts.items():
+        for hat, share in _AFFINITY.get(name, ()):
+            affinity[hat] += _curve(_PULL[name], count) * share
+        for hat, share in _SESSION_HATS.get(name, ()):
+            affinity[hat] += _SESSION_AFFINITY * share
+    if reading.pasted:
+        affinity["factual"] += _PASTED_AFFINITY
+    # The floor: the ask asking for the most lifts the score to its floor. The floors are scores, not strategies,
+    # so that THINKING_THRESHOLDS moves every thought alike.
+    floor, raised = 0.0, ""
+    for ask in reading.asks:
+        if weights.floors.get(ask, 0.0) > floor:
+            floor, raised = weights.floors[ask], _FLOOR_FACTOR.get(ask, ask)
+    lift = floor - sum(round(p, 1) for p in points.values())
+    details = dict(reading.details)
+    if lift > 0:
+        points[raised] = points.get(raised, 0.0) + lift
+        details[raised] += f"; at least {floor:g}"
+        for hat, share in _AFFINITY.get(raised, ()):  # the ask's angles lead when little else is said
+            affinity[hat] += lift * share / 4
+    factors = [
+        Factor(name=name, points=round(points[name], 1), detail=details[name])
+        for name in FACTORS
+        if round(points.get(name, 0.0), 1) > 0
+    ]
     return factors, affinity
 
 
@@ -563,13 +600,16 @@ def strategy_for(score: float, thresholds: tuple[int, int, int]) -> str:
     return "single"
 
 
-def route(ctx: ThoughtContext, thresholds: tuple[int, int, int], override: str = "auto") -> Route:
-    """Score `ctx` and choose a strategy and its hats. `override` forces the strategy, never the score."""
+def route(
+    ctx: ThoughtContext, thresholds: tuple[int, int, int], override: str = "auto", weights: Weights = WEIGHTS
+) -> Route:
+    """Score `ctx` and choose a strategy and its hats. `override` forces the strategy, never the score; `weights`
+    other than the shipped ones are for training and cross-validation."""
     if override not in OVERRIDES:
         raise ValueError(f"unknown strategy {override!r}; choose from {', '.join(OVERRIDES)}")
     if not (len(thresholds) == 3 and thresholds[0] < thresholds[1] < thresholds[2]):
         raise ValueError(f"router thresholds must be three increasing scores, got {thresholds!r}")
-    factors, affinity = _score(ctx)
+    factors, affinity = _weigh(reading(ctx), weights)
     raw = sum(f.points for f in factors)
     score = round(min(100.0, max(0.0, raw)), 1)
     strategy = strategy_for(score, thresholds) if override == "auto" else override

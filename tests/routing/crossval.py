@@ -1,0 +1,120 @@
+"""How well the router does on thoughts it was not fitted on: K-fold cross-validation over the tuning corpus.
+
+    python tests/routing/crossval.py                    # fit on K-1 folds, judge the held-out fold
+    python tests/routing/crossval.py --shipped          # the shipped weights on every row (nothing is fitted)
+    python tests/routing/crossval.py --over 2 --prior 0.05 --margin 2   # a variant of the fit (see train.py)
+
+Folds are stratified by language (each language's rows shuffled with a fixed seed and dealt round-robin), the
+whole is repeated with other seeds, and each held-out fold is routed with the weights fitted on the others
+(train.fit) through `thinking_hats.router.route`, judged by `routing_eval.Judged` (the rule of `thinking-hats route
+--eval`). The figures are pooled over all held-out rows of all repeats: per language, overall, above the labels,
+and for the rows of the old frozen part (whose wording the term tables were never written from) on their own.
+
+The held-out figure measures the fitted weights only: the term tables and the structure rules were written while
+reading the tuning rows, and are the same in every fold, so any figure here is an upper bound on unseen thoughts.
+Only the tuning files (train.FILES) are read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent.parent / "src"))
+
+from train import FILES, THRESHOLDS, Options, fit, rows_of  # noqa: E402
+
+from thinking_hats.router import WEIGHTS, Weights, route  # noqa: E402
+from thinking_hats.router_terms import LANGUAGES  # noqa: E402
+from thinking_hats.routing_eval import Judged, Labelled, load  # noqa: E402
+
+
+def folds(rows: Sequence[Labelled], k: int, seed: int) -> list[list[int]]:
+    """Row indexes per fold, each language spread evenly over the folds."""
+    by_lang: dict[str, list[int]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        by_lang[row.lang].append(i)
+    dealt: list[list[int]] = [[] for _ in range(k)]
+    offset = 0
+    for lang in sorted(by_lang):
+        indexes = by_lang[lang]
+        random.Random(f"{seed}-{lang}").shuffle(indexes)
+        for n, i in enumerate(indexes):
+            dealt[(n + offset) % k].append(i)
+        offset += len(indexes)  # so that the folds come out of equal size
+    return dealt
+
+
+def judge(rows: Sequence[Labelled], weights: Weights) -> list[Judged]:
+    return [Judged(row, route(row.context(), THRESHOLDS, weights=weights)) for row in rows]
+
+
+def summary(judged: Sequence[Judged], origin: dict[str, str]) -> dict[str, float]:
+    def share(part: Sequence[Judged], test: str = "agrees") -> float:
+        return sum(getattr(j, test) for j in part) / len(part) if part else 0.0
+
+    figures = {lang: share([j for j in judged if j.row.lang == lang]) for lang in LANGUAGES}
+    figures["overall"] = share(judged)
+    figures["above"] = share(judged, "over")
+    figures["below"] = share(judged, "under")
+    figures["hat"] = share(judged, "hat_missed")
+    for name in FILES:
+        figures[name] = share([j for j in judged if origin[j.row.id] == name])
+    return figures
+
+
+def show(title: str, figures: dict[str, float]) -> None:
+    cells = "  ".join(f"{lang} {figures[lang] * 100:5.1f}" for lang in LANGUAGES)
+    print(
+        f"{title:<34} {cells}  | overall {figures['overall'] * 100:5.1f}  above {figures['above'] * 100:4.1f}  "
+        f"below {figures['below'] * 100:4.1f}  hat {figures['hat'] * 100:4.1f}  "
+        + "  ".join(f"{name.removesuffix('.jsonl')} {figures[name] * 100:5.1f}" for name in FILES)
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shipped", action="store_true", help="judge the shipped weights on every row, no fit")
+    parser.add_argument("-k", type=int, default=5, help="folds (default 5)")
+    parser.add_argument("--repeats", type=int, default=3, help="repeats with other seeds (default 3)")
+    parser.add_argument("--over", type=float, default=Options.over)
+    parser.add_argument("--margin", type=float, default=Options.margin)
+    parser.add_argument("--prior", type=float, default=Options.prior)
+    parser.add_argument("--ramp", type=float, default=Options.ramp)
+    parser.add_argument("--miss", type=float, default=Options.miss)
+    parser.add_argument("--train", action="store_true", help="also print the training fit on all rows")
+    args = parser.parse_args()
+
+    origin: dict[str, str] = {}
+    rows: list[Labelled] = []
+    for name in FILES:
+        for row in load(HERE / name):
+            origin[row.id] = name
+            rows.append(row)
+    if args.shipped:
+        show("shipped weights, all rows", summary(judge(rows, WEIGHTS), origin))
+        return 0
+
+    options = Options(over=args.over, margin=args.margin, prior=args.prior, ramp=args.ramp, miss=args.miss)
+    readings = rows_of(rows)
+    held_out: list[Judged] = []
+    for seed in range(args.repeats):
+        for fold in folds(rows, args.k, seed):
+            inside = set(fold)
+            weights = fit([readings[i] for i in range(len(rows)) if i not in inside], options)
+            held_out += judge([rows[i] for i in fold], weights)
+    label = f"CV {args.k}x{args.repeats} " + " ".join(f"{k}={v:g}" for k, v in vars(options).items() if k != "sweeps")
+    show(label, summary(held_out, origin))
+    if args.train:
+        show("  training fit, all rows", summary(judge(rows, fit(readings, options)), origin))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
