@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -228,6 +229,59 @@ async def test_keep_trims_the_oldest_entries_in_the_same_commit_and_numbering_go
     assert last.count == 3 and last.entry.reply["reply"]["count"] == 3
     assert await seqs(store) == [3, 4, 5]
     assert await store.numbers("alice", "s") == [3, 4, 5]
+
+
+async def test_a_branch_whose_last_entry_is_trimmed_leaves_the_branch_list(store: Store) -> None:
+    await store.commit(write(number=1), Replies())
+    await store.commit(write(number=2, thought="Option B.", branch_id="b", keep=3), Replies())
+    await store.commit(write(number=3, thought="Option C.", branch_id="c", keep=3), Replies())
+    assert (await store.read("alice", TOOL, "s")).branches == ("b", "c")
+
+    await store.commit(write(number=4, keep=3), Replies())  # trims thought 1: both branches still have entries
+    last = await store.commit(write(number=5, keep=3), Replies())  # trims branch b's only entry
+
+    assert last.count == 3 and last.branches == ("c",)
+    view = await store.read("alice", TOOL, "s")
+    assert (view.count, view.branches) == (3, ("c",))
+
+
+async def test_a_session_stored_without_a_tally_is_counted_once_then_kept(store: Store) -> None:
+    """Sessions written before commits kept their entry count and branches in the meta are counted on first
+    use; after that neither a read nor a commit counts a session's entries (a long session costs no more)."""
+    await store.commit(write(number=1), Replies())
+    await store.commit(write(number=2, thought="B.", branch_id="b"), Replies())
+    async with store.backend.transaction(write=True) as tx:  # as an older thinking-hats left it
+        await tx.run("UPDATE sessions SET meta = '{}' WHERE id = 's'")
+    assert (await store.read("alice", TOOL, "s")).count == 2
+
+    third = await store.commit(write(number=3), Replies())
+    assert (third.count, third.branches) == (3, ("b",))
+
+    statements: list[str] = []
+    transaction = store.backend.transaction
+
+    @asynccontextmanager
+    async def recording(write: bool) -> AsyncIterator[Any]:
+        async with transaction(write) as tx:
+            rows, run = tx.rows, tx.run
+
+            async def rows_(sql: str, params: Any = ()) -> Any:
+                statements.append(sql)
+                return await rows(sql, params)
+
+            async def run_(sql: str, params: Any = ()) -> Any:
+                statements.append(sql)
+                return await run(sql, params)
+
+            tx.rows, tx.run = rows_, run_  # type: ignore[method-assign]
+            yield tx
+
+    store.backend.transaction = recording  # type: ignore[method-assign]
+    view = await store.read("alice", TOOL, "s")
+    fourth = await store.commit(write(number=4, existed=True), Replies())
+
+    assert (view.count, view.branches, fourth.count, fourth.branches) == (3, ("b",), 4, ("b",))
+    assert not [sql for sql in statements if "count(" in sql or "GROUP BY" in sql]
 
 
 # --- retention ---

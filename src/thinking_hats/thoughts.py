@@ -115,15 +115,13 @@ class Thinking:
 
     async def think(self, inp: ThoughtInput, caller: Caller, progress: ProgressFn | None = None) -> ThoughtResult:
         self.check(inp)
-        window = self.settings.thinking_context_thoughts
+        strategy = inp.strategy or self.settings.thinking_strategy
+        augmenting = self.augmenter is not None and strategy != "none"
+        # Earlier thoughts are read only as the hats' context; one more, as a retry of a failed call is not its own.
+        window = self.settings.thinking_context_thoughts + 1 if augmenting else 0
         wanted = [n for n in (inp.revises_thought, inp.branch_from_thought) if n is not None]
         view = await self.store.read(
-            caller.principal,
-            TOOL,
-            inp.session_id,
-            None if inp.session_id else caller.connection,
-            wanted,
-            window + 1,  # one more: a retry of a failed call is not its own context
+            caller.principal, TOOL, inp.session_id, None if inp.session_id else caller.connection, wanted, window
         )
         session_id, view, connection = self._session_for(inp, caller, view)
         last = view.last
@@ -135,9 +133,8 @@ class Thinking:
         is_revision = bool(inp.is_revision or inp.revises_thought)
         data = inp.model_dump(exclude_none=True) | {"total_thoughts": total, "is_revision": is_revision}
         started = time.perf_counter()
-        strategy = inp.strategy or self.settings.thinking_strategy
         outcome: Outcome | None = None
-        if self.augmenter is not None and strategy != "none":
+        if self.augmenter is not None and augmenting:
             outcome = await self.augmenter.analyse(self._context(inp, view), strategy, progress)
         elapsed = time.perf_counter() - started
 

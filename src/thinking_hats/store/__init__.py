@@ -27,6 +27,11 @@ from ..errors import InvalidThought, StoreError
 LOCAL = "local"  # the one principal of stdio and of loopback HTTP without tokens
 
 _ENTRY_COLUMNS = "session_id, seq, number, branch_id, created, data, reply"
+_SESSION_COLUMNS = "s.principal, s.id, s.tool, s.created, s.updated, s.meta"
+# Every commit keeps a session's tally, its entry count and branch ids in order of first use, in its meta (under
+# these keys, which Session.meta leaves out), so that no call has to count the session's entries.
+_COUNT, _BRANCHES = "entries", "branches"
+Tally = tuple[int, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -181,20 +186,28 @@ class Store:
         """The named session (or the connection's default session for `tool`) with what a call needs of it."""
         async with self.backend.transaction(write=False) as tx:
             if session_id is None and connection is not None:
+                # The default session and its row in one statement (a LEFT JOIN: a default whose session was
+                # evicted still names it).
                 rows = await tx.rows(
-                    "SELECT session_id FROM defaults WHERE principal = ? AND connection = ? AND tool = ?",
+                    f"SELECT d.session_id, {_SESSION_COLUMNS} FROM defaults d LEFT JOIN sessions s"
+                    " ON s.principal = d.principal AND s.id = d.session_id"
+                    " WHERE d.principal = ? AND d.connection = ? AND d.tool = ?",
                     (principal, connection, tool),
                 )
-                session_id = rows[0][0] if rows else None
-            if session_id is None:
+                if not rows:
+                    return EMPTY
+                session_id, read = rows[0][0], _session_of(rows[0][1:])
+            elif session_id is None:
                 return EMPTY
-            session = await _session(tx, principal, session_id)
-            if session is None:
+            else:
+                read = await _session(tx, principal, session_id)
+            if read is None:
                 rows = await tx.rows(
                     "SELECT id, tool, at, reason FROM evictions WHERE principal = ? AND id = ?", (principal, session_id)
                 )
                 evicted = Eviction(*rows[0]) if rows else None
                 return View(session_id, None, evicted, None, {}, (), (), 0)
+            session, tally = read
             key = (principal, session_id)
             latest = await _entries(
                 tx, "WHERE principal = ? AND session_id = ? ORDER BY seq DESC LIMIT ?", (*key, max(window, 1))
@@ -207,7 +220,7 @@ class Store:
                     tx, f"WHERE principal = ? AND session_id = ? AND number IN ({marks}) ORDER BY seq", (*key, *wanted)
                 ):
                     found[entry.number] = entry  # ordered by seq: the newest wording wins
-            count = await _count(tx, key)
+            count, branches = tally or await _count(tx, key)
             return View(
                 session_id,
                 session,
@@ -215,7 +228,7 @@ class Store:
                 latest[0] if latest else None,
                 found,
                 tuple(reversed(latest[:window])) if window else (),
-                await _branches(tx, key),
+                branches,
                 count,
             )
 
@@ -230,65 +243,72 @@ class Store:
         key = (write.principal, write.session_id)
         thought = str(write.data.get("thought", ""))
         async with self.backend.transaction(write=True) as tx:
-            created = await tx.run(
-                "INSERT INTO sessions(principal, id, tool, created, updated, meta) VALUES (?, ?, ?, ?, ?, '{}')"
-                " ON CONFLICT (principal, id) DO NOTHING",
-                (*key, write.tool, now, now),
-            )
-            if created and write.existed:  # evicted during the model call: say so rather than recreate it empty
-                raise StoreError(
-                    f"session '{write.session_id}' was evicted while this thought was being analysed: nothing was "
-                    "recorded. Start a new session (another session id, or none)."
+            if not write.existed:
+                await tx.run(
+                    "INSERT INTO sessions(principal, id, tool, created, updated, meta) VALUES (?, ?, ?, ?, ?, '{}')"
+                    " ON CONFLICT (principal, id) DO NOTHING",
+                    (*key, write.tool, now, now),
                 )
             found = await tx.rows(
                 "SELECT tool, meta FROM sessions WHERE principal = ? AND id = ?" + self.backend.lock, key
             )
-            if not found:  # PostgreSQL: another replica's prune deleted it between the upsert and the lock
+            if not found:
+                # Evicted during the model call; or, on PostgreSQL, by another replica's prune between the upsert
+                # and the row lock.
+                during = "this thought was being analysed" if write.existed else "this call was being recorded"
                 raise StoreError(
-                    f"session '{write.session_id}' was evicted while this call was being recorded: nothing was "
-                    "recorded. Start a new session (another session id, or none)."
+                    f"session '{write.session_id}' was evicted while {during}: nothing was recorded. "
+                    "Start a new session (another session id, or none)."
                 )
             tool, meta_text = found[0]
             if tool != write.tool:
                 raise wrong_tool(write.session_id, tool, write.tool)
-            meta: dict[str, Any] = json.loads(meta_text)
+            meta, tally = _split(meta_text)
             if write.reset:
                 await tx.run("DELETE FROM entries WHERE principal = ? AND session_id = ?", key)
-                meta = {}
+                meta, tally = {}, (0, ())
+            count, branches = tally or await _count(tx, key)
             last = await _entries(tx, "WHERE principal = ? AND session_id = ? ORDER BY seq DESC LIMIT 1", key)
             data_text = json.dumps(write.data)
-            if last and last[0].same_call(write.number, write.branch_id, thought):
-                if not last[0].failed:
-                    return Committed(last[0], True, await _count(tx, key), await _branches(tx, key))
-                seq = last[0].seq
+            replacing = bool(last) and last[0].same_call(write.number, write.branch_id, thought)
+            if replacing and not last[0].failed:
+                return Committed(last[0], True, count, branches)
+            if not replacing:
+                count += 1
+                if write.branch_id is not None and write.branch_id not in branches:
+                    branches += (write.branch_id,)
+            seq = last[0].seq if replacing else (last[0].seq + 1 if last else 1)
+            keep = write.keep
+            if keep is not None and not replacing and count > keep:
+                trimmed = await tx.rows(
+                    "DELETE FROM entries WHERE principal = ? AND session_id = ? AND seq <= ? RETURNING branch_id",
+                    (*key, seq - keep),
+                )
+                count -= len(trimmed)
+                for branch in {r[0] for r in trimmed} - {None, write.branch_id}:
+                    if not await tx.rows(
+                        "SELECT 1 FROM entries WHERE principal = ? AND session_id = ? AND branch_id = ? LIMIT 1",
+                        (*key, branch),
+                    ):
+                        branches = tuple(b for b in branches if b != branch)  # its last entry went
+            reply = reply_for(count, branches)
+            if replacing:
                 await tx.run(
-                    "UPDATE entries SET data = ?, created = ? WHERE principal = ? AND session_id = ? AND seq = ?",
-                    (data_text, now, *key, seq),
+                    "UPDATE entries SET data = ?, created = ?, reply = ? WHERE principal = ? AND session_id = ?"
+                    " AND seq = ?",
+                    (data_text, now, json.dumps(reply), *key, seq),
                 )
             else:
-                seq = last[0].seq + 1 if last else 1
                 await tx.run(
                     "INSERT INTO entries(principal, session_id, seq, number, branch_id, created, data, reply)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, '{}')",
-                    (*key, seq, write.number, write.branch_id, now, data_text),
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*key, seq, write.number, write.branch_id, now, data_text, json.dumps(reply)),
                 )
-                if write.keep is not None:
-                    await tx.run(
-                        "DELETE FROM entries WHERE principal = ? AND session_id = ? AND seq <= ?",
-                        (*key, seq - write.keep),
-                    )
             if write.revised is not None:
                 await tx.run(
                     "UPDATE entries SET data = ? WHERE principal = ? AND session_id = ? AND seq = ?",
                     (json.dumps(write.revised[1]), *key, write.revised[0]),
                 )
-            count = await _count(tx, key)
-            branches = await _branches(tx, key)
-            reply = reply_for(count, branches)
-            await tx.run(
-                "UPDATE entries SET reply = ? WHERE principal = ? AND session_id = ? AND seq = ?",
-                (json.dumps(reply), *key, seq),
-            )
             meta.update(write.meta)
             if write.usage:
                 running = meta.get("usage") or {}
@@ -297,7 +317,7 @@ class Store:
                 }
             await tx.run(
                 "UPDATE sessions SET updated = ?, meta = ? WHERE principal = ? AND id = ?",
-                (now, json.dumps(meta), *key),
+                (now, json.dumps(meta | {_COUNT: count, _BRANCHES: list(branches)}), *key),
             )
             if write.connection is not None:
                 await tx.run(
@@ -333,11 +353,11 @@ class Store:
                 if not owners:
                     return None
                 principal = str(owners[0][0])
-            session = await _session(tx, principal, session_id)
-            if session is None:
+            read = await _session(tx, principal, session_id)
+            if read is None:
                 return None
             entries = await _entries(tx, "WHERE principal = ? AND session_id = ? ORDER BY seq", (principal, session_id))
-        return session, entries
+        return read[0], entries
 
     async def numbers(self, principal: str, session_id: str, limit: int = 200) -> list[int]:
         async with self.backend.transaction(write=False) as tx:
@@ -411,15 +431,25 @@ def wrong_tool(session_id: str, owner: str, wanted: str) -> InvalidThought:
     )
 
 
-async def _session(tx: Tx, principal: str, session_id: str) -> Session | None:
+async def _session(tx: Tx, principal: str, session_id: str) -> tuple[Session, Tally | None] | None:
     rows = await tx.rows(
-        "SELECT principal, id, tool, created, updated, meta FROM sessions WHERE principal = ? AND id = ?",
-        (principal, session_id),
+        f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.principal = ? AND s.id = ?", (principal, session_id)
     )
-    if not rows:
+    return _session_of(rows[0]) if rows else None
+
+
+def _session_of(r: Sequence[Any]) -> tuple[Session, Tally | None] | None:
+    if r[0] is None:  # a LEFT JOIN that found no session
         return None
-    r = rows[0]
-    return Session(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]))
+    meta, tally = _split(r[5])
+    return Session(r[0], r[1], r[2], r[3], r[4], meta), tally
+
+
+def _split(meta_text: str) -> tuple[dict[str, Any], Tally | None]:
+    """A session's meta, and the tally every commit keeps in it (None for a session written before that)."""
+    meta: dict[str, Any] = json.loads(meta_text)
+    count, branches = meta.pop(_COUNT, None), meta.pop(_BRANCHES, None)
+    return meta, None if count is None or branches is None else (int(count), tuple(branches))
 
 
 async def _entries(tx: Tx, where: str, params: Sequence[Any]) -> list[Entry]:
@@ -427,17 +457,15 @@ async def _entries(tx: Tx, where: str, params: Sequence[Any]) -> list[Entry]:
     return [Entry(r[0], int(r[1]), int(r[2]), r[3], r[4], json.loads(r[5]), json.loads(r[6])) for r in rows]
 
 
-async def _count(tx: Tx, key: tuple[str, str]) -> int:
-    return int((await tx.rows("SELECT count(*) FROM entries WHERE principal = ? AND session_id = ?", key))[0][0])
-
-
-async def _branches(tx: Tx, key: tuple[str, str]) -> tuple[str, ...]:
+async def _count(tx: Tx, key: tuple[str, str]) -> Tally:
+    """Count a session's entries and branches: only for a session written before commits kept its tally."""
+    count = int((await tx.rows("SELECT count(*) FROM entries WHERE principal = ? AND session_id = ?", key))[0][0])
     rows = await tx.rows(
         "SELECT branch_id FROM entries WHERE principal = ? AND session_id = ? AND branch_id IS NOT NULL"
         " GROUP BY branch_id ORDER BY min(seq)",
         key,
     )
-    return tuple(r[0] for r in rows)
+    return count, tuple(r[0] for r in rows)
 
 
 async def open_store(url: str | None, sqlite_path: Any = None) -> Store:
