@@ -326,6 +326,7 @@ def _language(text: str) -> str:
     if cjk >= 2 and cjk * 4 > len(head) - head.count(" "):
         return "ja" if len(_KANA.findall(head)) >= 2 else "zh"
     counts = {lang: sum(head.count(c) for c in LETTERS.get(lang, ())) for lang in STOPWORDS}
+    counts["fr"] += head.count(" ?") + head.count(" !") + head.count("«")  # French typography spaces them
     stopwords = _stopwords()
     for word in _LETTERS.findall(head):
         if (lang := stopwords.get(word)) is not None:

@@ -22,28 +22,36 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "versus, trade-off*, tradeoff*, trade off, option*, whether, prefer, preferable, compar*, pros and cons, "
         "instead of, rather than, go with, worth it, worth the, which one, which is better, would it be better, "
         "is it better, better off, weigh*, keep or, or not, what do we do, what should we do, what do i do, "
-        "what should i do, how do i decide, how do we decide, what now",
+        "what should i do, how do i decide, how do we decide, what now, how do we proceed, how should we proceed, "
+        "how do we handle, how should we handle, how should i handle, how do we respond, how should we respond, "
+        "what is the right call, what's the right call",
         "de": "sollen wir, sollten wir, soll ich, sollte ich, soll man, sollte man, sollen die, müssen wir uns, "
         "~entscheid*, wählen, wählt, auswahl, auswählen, abwäg*, abwägung, option*, ob wir, ob ich, ob man, "
         "vor- und nachteile, vorteile und nachteile, stattdessen, anstatt, statt, lieber, ~vergleich*, lohnt sich, "
         "lohnt es sich, welche variante, welche option, versus, vs, trade-off*, alternativ oder, was tun wir, "
-        "was sollen wir tun, was soll ich tun, was machen wir, was mache ich, wie entscheiden wir",
+        "was sollen wir tun, was soll ich tun, was machen wir, was mache ich, wie entscheiden wir, "
+        "wie gehen wir vor, wie sollen wir vorgehen, wie gehe ich vor, wie soll ich vorgehen, wie reagieren wir, "
+        "wie verfahren wir, wie gehen wir damit um, wie gehe ich damit um, was nun",
         "es": "deberíamos, debemos, debería, debo, conviene, convendría, decid*, decisión, decisiones, elegir, "
         "elijo, elegimos, elección, escoger, opción, opciones, ventajas y desventajas, pros y contras, en lugar de, "
         "en vez de, compar*, vale la pena, frente a, versus, vs, si deberíamos, nos quedamos, mantener o, "
-        "qué hacemos, qué hago, qué debo hacer, qué deberíamos hacer, qué hacer, cómo decidimos",
+        "qué hacemos, qué hago, qué debo hacer, qué deberíamos hacer, qué hacer, cómo decidimos, cómo procedemos, "
+        "cómo proceder, cómo actuamos, cómo actuar, cómo reaccionamos, cómo lo manejamos, cómo manejamos, y ahora qué",
         "fr": "devrions-nous, devons-nous, faut-il, dois-je, devrais-je, devrait-on, doit-on, devrions, devrait-il, "
         "choisir, choix, décid*, décision*, option*, avantages et inconvénients, pour et contre, au lieu de, "
         "plutôt que, compar*, vaut-il la peine, vaut la peine, arbitrage*, versus, vs, garder ou, se prononcer, "
-        "que faire, que fait-on, qu'est-ce qu'on fait, que dois-je faire, que devons-nous faire",
+        "que faire, que fait-on, qu'est-ce qu'on fait, que dois-je faire, que devons-nous faire, comment procéder, "
+        "comment on procède, comment réagir, comment réagit-on, comment gérer, comment on gère, comment agir",
         "pt": "devemos, deveríamos, devo, deveria, decid*, decisão, decisões, escolher, escolha*, opção, opções, "
         "prós e contras, vantagens e desvantagens, em vez de, ao invés de, compar*, vale a pena, versus, vs, "
-        "manter ou, o que fazemos, o que faço, o que fazer, o que devo fazer, o que devemos fazer",
+        "manter ou, o que fazemos, o que faço, o que fazer, o que devo fazer, o que devemos fazer, como procedemos, "
+        "como proceder, como agimos, como agir, como reagimos, como reagir, como lidar, como lidamos",
         "zh": "是否, 要不要, 该不该, 应不应该, 应该, 选择, 选哪, 决定, 决策, 取舍, 权衡, 利弊, 优缺点, 方案, 选项, "
-        "对比, 比较, 值不值得, 值得吗, 哪个更好, 哪一个, 哪种, 怎么办, 如何是好, 该怎么做, 如何处理, 怎么处理",
+        "对比, 比较, 值不值得, 值得吗, 哪个更好, 哪一个, 哪种, 怎么办, 如何是好, 该怎么做, 如何处理, 怎么处理, "
+        "怎么应对, 如何应对, 该如何, 下一步怎么走",
         "ja": "べきか, べきでしょうか, べきですか, すべき, 選ぶ, 選択, 決める, 決定, 検討, 比較, トレードオフ, "
         "メリットとデメリット, メリット・デメリット, 長所と短所, 選択肢, どちら, か否か, かどうか, どっち, "
-        "続けるか, やめるか, どうすれば, どうしたら, どうするか, どうすべき, どう対応",
+        "続けるか, やめるか, どうすれば, どうしたら, どうするか, どうすべき, どう対応, どう進め, どう判断, 対応方針",
     },
     "risk": {
         "en": "risk*, fail*, security, insecure, vulnerab*, outage*, downtime, danger*, downside*, breach*, "
@@ -104,7 +112,8 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "lender*, landlord*, tenant*, vendor*, supplier*, author*, co-author*, collaborator*, reviewer*, editor*, "
         "committee, council, governors, inspector*, auditor*, lawyer*, attorney*, judge, founder*, director*, ceo, "
         "cto, cfo, principal, head of, neighbour*, neighbor*, residents, citizens, members, volunteers, donors, "
-        "pupils, shareholders",
+        "pupils, shareholders, overwhelmed, exhausted, disappointed, scared, resentful, ashamed, guilty, "
+        "lonely, grief, grieving, heartbroken",
         "de": "~team*, nutzer*, benutzer*, ~kunde*, ~kunden*, ~mitarbeit*, kolleg*, stakeholder, leute, menschen, "
         "gefühl*, fühlen, fühlt, stimmung, moral, vertrauen, burnout, frust*, unzufrieden*, angst, ängst*, stress*, "
         "emotion*, kultur, entlassung*, patient*, famili*, eltern, kinder, kind, schüler*, lehrer*, chef*, "
@@ -113,7 +122,8 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "entschuldig*, krank*, gewerkschaft*, investor*, geldgeber*, ~versicherung, bank, ~lieferant*, autor*, "
         "autorin*, ~gutacht*, ~ausschuss, gremium, ~leitung, ~leiter, ~leiterin, geschäftsführ*, vorgesetzt*, anwalt, "
         "anwältin, richter*, ~klinik, nachbar*, bewohner*, bürger*, mitglieder, aktionär*, gründer*, direktor*, "
-        "inspektor*, prüfer*",
+        "inspektor*, prüfer*, besorgt, wütend, verärgert, enttäuscht, traurig, überfordert, erschöpft, gekränkt, "
+        "einsam, trauer, schuldgefühl*",
         "es": "equipo*, usuario*, cliente*, empleado*, personal, colega*, gente, personas, sentir*, siente*, "
         "sentimiento*, moral, confianza, agotamiento, burnout, frustra*, descontent*, ansiedad, ansios*, estrés, "
         "estresad*, emocion*, cultura, contratar, contratación, despido*, paciente*, familia*, padres, hijos, "
@@ -172,28 +182,35 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
     "facts": {
         "en": "what is, what are, what was, what were, what's, what does, what do, how many, how much, how long, "
         "how often, how do i, when did, when was, when is, when were, where is, where are, where was, who is, "
+        "in total, altogether, how expensive, calculate, "
         "who was, who are, which version, define, definition, number of, ^data, statistic*, measure*, fact*, "
         "evidence, source*, benchmark*, percent*, look up, convert, default, syntax, command, estimate*, roughly, "
         "rough, approximately, formula, difference between",
         "de": "was ist, was sind, was war, was bedeutet, wie viele, wie viel, wie lange, wie oft, wann, wo ist, "
+        "insgesamt, wie hoch, wie teuer, was kostet, was kosten, berechne*, ausrechnen, "
         "wo sind, wer ist, wer war, welche version, definition, definier*, anzahl, daten, statistik*, messung*, "
         "messwert*, fakten, beleg*, quelle*, prozent*, standardwert, befehl, syntax, schätz*, ungefähr, formel, "
         "unterschied zwischen",
         "es": "!qué es, !qué son, cuál es, cuáles son, cuántos, cuántas, cuánto, cuánta, !cuándo, !dónde, !quién, "
+        "en total, calcula, calcular, "
         "!qué significa, !qué versión, definición, defin*, número de, datos, estadística*, medición, hechos, "
         "evidencia*, fuente*, porcentaje*, comando, sintaxis, estim*, aproximad*, fórmula, diferencia entre",
         "fr": "qu'est-ce que, qu'est-ce qu, c'est quoi, quel est, quelle est, quels sont, quelles sont, combien, "
+        "au total, calculer, calcule, "
         "quand, !où est, !où sont, qui est, qui a, que signifie, que veut dire, quelle version, définition, "
         "défini*, nombre de, données, statistique*, mesure*, faits, preuve*, source*, pourcentage*, commande, "
         "syntaxe, estim*, environ, approximati*, formule, différence entre",
         "pt": "o que é, o que são, qual é, quais são, quantos, quantas, quanto, quanta, quando foi, quando é, "
+        "no total, calcular, calcule, "
         "onde fica, onde está, quem é, quem foi, o que significa, qual versão, definição, defin*, número de, dados, "
         "estatística*, medição, fatos, factos, evidência*, fonte*, porcentage*, percentage*, comando, sintaxe, "
         "estim*, aproximad*, fórmula, diferença entre",
-        "zh": "是什么, 什么是, 多少, 几个, 多久, 多长, 何时, 什么时候, 哪里, 在哪, 谁是, 是谁, 定义, 数据, 统计, "
+        "zh": "是什么, 什么是, 多少, 几个, 多久, 多长, 何时, 什么时候, 哪里, 在哪, 谁是, 是谁, 一共, 总共, 合计, "
+        "计算, 定义, 数据, 统计, "
         "测量, 事实, 证据, 来源, 百分比, 指什么, 什么意思, 哪一年, 哪个版本, 命令, 语法, 默认, 估算, 估计, 大概, "
         "大约, 区别, 公式, 代表什么",
         "ja": "とは何, とは？, とは?, は何, 何ですか, 何が, いくつ, いくら, どのくらい, どれくらい, 何人, 何年, "
+        "合計, 全部で, "
         "いつ, どこ, 誰, 定義, データ, 統計, 測定, 事実, 証拠, 出典, 割合, パーセント, 意味, 何時, コマンド, 構文, "
         "デフォルト, 見積, 概算, およそ, ざっと, 違い, 総額, 何を表す, 計算",
     },
@@ -241,17 +258,22 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
     },
     "planning": {
         "en": "plan, planning, roadmap, rollout, roll out, schedule, milestone*, checkpoint*, in what order, "
+        "lay out, step by step, phased, timeline, "
         "sequence, prepare, preparation, organise, organize, how do we organi*, onboarding, curriculum",
         "de": "plane, planen, planung, plan, fahrplan, ablauf, reihenfolge, meilenstein*, vorbereiten, bereite, "
+        "zeitplan, schritt für schritt, schrittweise*, konzept, "
         "vorbereitung, organisier*, einführung",
         "es": "planificar, planifica, planificación, plan, hoja de ruta, en qué orden, etapas, hitos, preparar, "
+        "cronograma, paso a paso, por fases, "
         "prepara, preparación, organizar, organizamos, organiza",
         "fr": "planifier, planifie, planification, plan, feuille de route, dans quel ordre, étapes, jalons, "
+        "rétroplanning, étape par étape, par phases, "
         "préparer, prépare, préparation, organiser, organise",
         "pt": "planejar, planeje, planear, planejamento, plano, roteiro, em que ordem, etapas, marcos, preparar, "
+        "cronograma, passo a passo, por fases, como conduzir, "
         "prepare, preparação, organizar, organizamos",
-        "zh": "规划, 计划, 安排, 流程, 步骤, 路线图, 里程碑, 准备, 筹备, 组织, 先后顺序",
-        "ja": "計画, 段取り, 手順, 体制, 整理, 準備, ロードマップ, 工程, 進め方",
+        "zh": "规划, 计划, 安排, 流程, 步骤, 路线图, 里程碑, 准备, 筹备, 组织, 先后顺序, 时间表, 分阶段, 循序渐进",
+        "ja": "計画, 段取り, 手順, 体制, 整理, 準備, ロードマップ, 工程, 進め方, プラン, スケジュール, 段階的",
     },
     "stakeholders": {
         "en": "wants, want us, wanted, fear, fears, worries, insist*, object, objects, oppos*, against, disagree*, "
@@ -263,7 +285,8 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "reluctant, agrees, agreed",
         "de": "will, wollen, möchte, möchten, fürchtet, fürchten, befürchtet, sorgt sich, sorgen sich, besteht auf, "
         "bestehen auf, dagegen, lehnt, widerspricht, uneinig, verlangt, verlangen, fordert, fordern, drängt, "
-        "drängen, warnt, beschwer*, beklagt, strikt, hält ihn, gespalten, uneins, sagt, sagen, meint, meinen, "
+        "drängen, warnt, beschwer*, beklagt, strikt, hält ihn, gespalten, uneins, befürchten, pocht auf, pochen auf, "
+        "lehnen ab, sagt, sagen, meint, meinen, "
         "braucht, brauchen, schlägt vor, empfiehlt, unterstützt, sind dafür, ist dafür, zweifelt, zweifeln, "
         "bestreitet, bestreiten, leugnet, verweigert, verweigern, bittet, bitten, fleht, droht, drohen, beharrt, "
         "lehnt ab, besteht darauf, hofft, hoffen, will nicht, wollen nicht, weigert sich, weigern sich, verteidigt, "
@@ -314,10 +337,16 @@ DECISION_QUESTIONS: dict[str, str] = {
     r"replace|report|retract|rewrite|roll back|sell|settle|shut|sign|stop|sue|suspend|switch|take|tell|terminate|"
     r"withdraw)\b(?! (?:me|us|a look)\b)",
     # The verb first: "Schließen wir das Werk?", "Soll ich es ihm sagen?" (not "Haben wir ein Backup?").
-    "de": r"^(?!(?:haben|habe|hat|gibt|wissen|weiß|kennen|brauchen|brauche|können|kann)\b)\w+ (?:wir|ich)\b",
+    # Not a conjunction or a question word ("Wenn wir den Preis erhöhen, steigt dann der Umsatz?" is a sum).
+    "de": r"^(?!(?:haben|habe|hat|gibt|wissen|weiß|kennen|brauchen|brauche|können|kann|sind|waren|wenn|falls|ob|"
+    r"dass|weil|als|sobald|bevor|nachdem|bis|seit|obwohl|damit|wie|was|wo|wann|warum|wieso|weshalb|wer|wen|wem|"
+    r"welche\w*|womit|wofür|woran|worauf|wozu|sofern|solange|während)\b)\w+ (?:wir|ich)\b",
     "es": rf"^(?:(?:le|lo|la|les|los|las|me|nos|se|te) )?(?!(?:{_ES_WH})\b)\w+(?:amos|emos|imos|o)\b",
     "fr": r"^(?:doit-on|faut-il|devons-nous|devrions-nous|dois-je|devrais-je|peut-on|pouvons-nous|allons-nous|"
-    r"va-t-on|est-ce qu'on|est-ce que nous|est-ce que je|on (?!a\b|sait\b|peut\b|connaît\b)\w+)\b",
+    r"va-t-on|est-ce qu'on|est-ce que nous|est-ce que je|on (?!a\b|sait\b|peut\b|connaît\b|est\b)\w+|"
+    # "Je démissionne demain ?": the speaker doing something, asked (not "je sais", "je peux", "je suis")
+    r"je (?!suis\b|sais\b|peux\b|connais\b|dois\b|ne\b|n'|me\b|m')\w+(?:e|s)|"
+    r"nous (?!sommes\b|avons\b|savons\b|pouvons\b)\w+ons)\b",
     "pt": rf"^(?:(?:o|a|lhe|me|nos|se|te) )?(?!(?:{_PT_WH})\b)\w+(?:amos|emos|imos|omos|o)\b",
     "zh": r"要不要|该不该|应不应该|是否|还要不要|我们(?:该|应该|要)|我(?:该|应该|要不要)",
     "ja": r"^(?!.*(?:何|いつ|どこ|誰|どう|どの|いくつ|いくら|どれ|なぜ|どちら)).*(?:べきか|べきですか|べきでしょうか|"

@@ -88,6 +88,7 @@ def main() -> int:
     parser.add_argument("--prior", type=float, default=Options.prior)
     parser.add_argument("--ramp", type=float, default=Options.ramp)
     parser.add_argument("--miss", type=float, default=Options.miss)
+    parser.add_argument("--flat", action="store_true", help="fit flat points per unit (first = each)")
     parser.add_argument("--train", action="store_true", help="also print the training fit on all rows")
     args = parser.parse_args()
 
@@ -101,7 +102,9 @@ def main() -> int:
         show("shipped weights, all rows", summary(judge(rows, WEIGHTS), origin))
         return 0
 
-    options = Options(over=args.over, margin=args.margin, prior=args.prior, ramp=args.ramp, miss=args.miss)
+    options = Options(
+        over=args.over, margin=args.margin, prior=args.prior, ramp=args.ramp, miss=args.miss, flat=args.flat
+    )
     readings = rows_of(rows)
     held_out: list[Judged] = []
     for seed in range(args.repeats):

@@ -2,6 +2,7 @@
 
     python tests/routing/train.py            # fit on every tuning row, print the weights and the training fit
     python tests/routing/train.py --write    # ... and write them to src/thinking_hats/router_weights.py
+    python tests/routing/train.py --write --hand-set   # write the hand-set weights (what ships; see below)
 
 What is fitted: for every named factor of the router, the points of its first unit, of each further unit and its
 cap, and the floor each kind of ask sets. What is not: how a thought is read (the factors' counts: words,
@@ -13,6 +14,12 @@ THINKING_THRESHOLDS (a score below the cheapest accepted strategy's threshold, o
 strategy's, costs its distance, routing above the labels costing `--over` times as much), plus a pull towards the
 hand-set weights (`--prior`) so that a parameter few rows see stays where it was. Judge any change by
 cross-validation (tests/routing/crossval.py), never by this script's training fit.
+
+What it found (round 3, 679 rows, 5 folds x 3 repeats): fitted weights agree with the labels on 91.9-92.3% of
+held-out rows whatever the loss settings, the hand-set weights on 92.2% of all rows (nothing of them is fitted to
+a fold, and only frozen.jsonl's 178 rows were not read while setting them: 91.6% there). The fit raises the training
+fit to ~94% but not the held-out figure, so the hand-set weights ship; the ceiling is in what the router reads (the
+term tables and structure), not in how it weighs it.
 
 Only the tuning files are read (FILES); the frozen part being written afresh is never opened here.
 """
@@ -78,6 +85,7 @@ class Options:
     miss: float = 5.0  # and a row outside its interval costs this much more (agreement is what counts)
     prior: float = 0.02  # loss per unit of distance (in grid steps) from the hand-set weights, per row
     sweeps: int = 12
+    flat: bool = False  # every unit of a factor earns the same points (fit first = each, and the cap)
 
 
 @dataclass(frozen=True)
@@ -132,11 +140,18 @@ class Params:
         return Weights(points, dict(self.floors))
 
 
-def _slots() -> list[tuple[str, int]]:
+def _slots(flat: bool) -> list[tuple[str, int]]:
     """Every fitted parameter: (factor, 0 first / 1 each / 2 cap) or (ask, -1) for a floor."""
     slots = []
     for name in FACTORS:
-        slots += [(name, 0)] if name in SINGLE_UNIT else [(name, 0), (name, 1), (name, 2)]
+        if name in SINGLE_UNIT:
+            slots += [(name, 0)]
+        else:
+            slots += (
+                [(name, 0), (name, 2)]
+                if flat and HAND_SET.points[name][0] == HAND_SET.points[name][1]
+                else [(name, 0), (name, 1), (name, 2)]
+            )
     slots += [(ask, -1) for ask in HAND_SET.floors]
     return slots
 
@@ -197,7 +212,7 @@ def fit(rows: Sequence[Row], options: Options = Options(), start: Weights = HAND
     penalty = options.prior * len(rows) / 100
     for _ in range(options.sweeps):
         changed = False
-        for name, slot in _slots():
+        for name, slot in _slots(options.flat):
             if slot < 0:
                 changed |= _fit_floor(state, name, options, penalty)
             else:
@@ -222,6 +237,8 @@ def _fit_points(state: _State, name: str, slot: int, options: Options, penalty: 
         trial[slot] = value
         if name in SINGLE_UNIT:
             trial = [value, 0.0, value]
+        elif options.flat and slot == 0 and current[0] == current[1]:
+            trial[1] = value
         total = penalty * abs(value - HAND_SET.points[name][slot]) / step
         for (r, units), floor in zip(touched, floors, strict=True):
             raw = state.raw[r] - state.contrib[r][i] + _points(*trial, units)
@@ -231,6 +248,8 @@ def _fit_points(state: _State, name: str, slot: int, options: Options, penalty: 
     best = min(_grid(name, slot), key=lambda v: (round(loss(v), 9), abs(v - current[slot])))
     if best == current[slot]:
         return False
+    if options.flat and slot == 0 and current[0] == current[1]:
+        current[1] = best
     current[slot] = best
     if name in SINGLE_UNIT:
         current[:] = [best, 0.0, best]
@@ -281,16 +300,17 @@ def render(weights: Weights, note: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help=f"write the weights to {WEIGHTS_FILE.name}")
+    parser.add_argument("--hand-set", action="store_true", help="the hand-set weights instead of fitted ones")
     args = parser.parse_args()
     options = Options()
     labelled = corpus()
-    weights = fit(rows_of(labelled), options)
+    weights = HAND_SET if args.hand_set else fit(rows_of(labelled), options)
     for name, values in weights.points.items():
         print(f"{name:<15} {values}   (hand-set {HAND_SET.points[name]})")
     for ask, value in weights.floors.items():
         print(f"floor {ask:<15} {value:g}   (hand-set {HAND_SET.floors[ask]:g})")
     if args.write:
-        note = f"fitted on {len(labelled)} rows ({', '.join(FILES)}) with {options}"
+        note = "set by hand" if args.hand_set else f"fitted on {len(labelled)} rows ({', '.join(FILES)}) with {options}"
         WEIGHTS_FILE.write_text(render(weights, note), encoding="utf-8")
         print(f"wrote {WEIGHTS_FILE}")
     return 0
