@@ -8,7 +8,7 @@ import pytest
 
 from thinking_hats.analysis import HATS, Complexity, ThoughtContext
 from thinking_hats.config import load_settings
-from thinking_hats.router import STRATEGIES, Route, route
+from thinking_hats.router import STRATEGIES, WEIGHTS, Route, Weights, route
 from thinking_hats.router_terms import LANGUAGES, LETTERS, OR_TERMS, SEQUENCE_TERMS, SIGNAL_TERMS, STOPWORDS
 
 DEFAULT = (25, 45, 65)
@@ -556,6 +556,8 @@ def test_no_term_stands_for_two_signals(lang: str) -> None:
         "Expel the student who cheated on the final exam?",  # an action verb opens a proposal
         "Should I take the job offer and move the family to Berlin",  # typed without its question mark
         "Do we keep the old warehouse or sell it to the developer?",  # two courses of action
+        "On supprime la version gratuite ?",  # French by its spaced question mark, too short for frequent words
+        "Je démissionne demain ?",
     ],
 )
 def test_a_yes_no_question_on_what_to_do_is_at_least_three_hats_in_any_language(thought: str) -> None:
@@ -574,6 +576,7 @@ def test_a_yes_no_question_on_what_to_do_is_at_least_three_hats_in_any_language(
         "有給休暇は入社後何か月で付与されますか？",
         "Postgres or MongoDB for this?",
         "Tell me the default port?",  # a request, not a proposal
+        "Wenn wir den Preis um 8 % erhöhen, steigt dann der Umsatz?",  # an if-clause: a sum to work out
     ],
 )
 def test_a_yes_no_question_about_a_fact_or_a_choice_between_options_is_no_dilemma(thought: str) -> None:
@@ -606,3 +609,26 @@ def test_a_yes_no_question_with_one_party_is_three_hats_not_five() -> None:
 def test_a_branch_looks_at_what_the_alternative_could_be_and_could_gain() -> None:
     chosen = route(ctx("What if we sold only online?", branch_origin=(2, "Open a second shop")), DEFAULT)
     assert chosen.strategy == "double" and set(chosen.hats) == {"creative", "optimistic"}, chosen.factors
+
+
+# --- the weights table -----------------------------------------------------------------------------------------
+
+
+def test_the_points_and_floors_come_from_the_weights_table() -> None:
+    thought = "What are the security risks of deploying on Friday?"
+    shipped = {f.name: f.points for f in route(ctx(thought), DEFAULT).factors}
+    risk_first, risk_each, _ = WEIGHTS.points["risk"]
+    assert shipped["risk"] == risk_first + risk_each  # two distinct risk terms
+    doubled = Weights({**WEIGHTS.points, "risk": (2 * risk_first, 2 * risk_each, 100.0)}, WEIGHTS.floors)
+    assert {f.name: f.points for f in route(ctx(thought), DEFAULT, weights=doubled).factors}["risk"] == 2 * (
+        risk_first + risk_each
+    )
+    lower = Weights(WEIGHTS.points, {**WEIGHTS.floors, "dilemma": 30.0})
+    chosen = route(ctx("Do we settle the patent suit?"), DEFAULT, weights=lower)
+    assert chosen.score == 30.0 and {f.name: f.detail for f in chosen.factors}["dilemma"].endswith("at least 30")
+
+
+def test_weights_that_give_a_signal_no_points_still_let_it_choose_its_hat() -> None:
+    silent = Weights({**WEIGHTS.points, "facts": (0.0, 0.0, 0.0)}, WEIGHTS.floors)
+    chosen = route(ctx("What is the default port of PostgreSQL?"), DEFAULT, weights=silent)
+    assert "facts" not in {f.name for f in chosen.factors} and chosen.hats == ("factual",)

@@ -1,11 +1,11 @@
 """The router against the labelled corpus: agreement per language and overall, and how often it spends more than
-the labels allow, on both tuning files (tests/routing/tuning.jsonl and tests/routing/tuning-extra.jsonl).
+the labels allow, on every tuning file (tests/routing/tuning.jsonl, tuning-extra.jsonl, and frozen.jsonl: the old
+frozen part, evaluated twice and so tuning data now).
 
-The targets (issue 9) are asserted on each file. tuning-extra.jsonl was written after the first round of tuning, in
-new situations and wordings; the router does not meet the agreement targets there yet, so those cases are strict
-xfails (they turn into failures the day they pass, to be promoted to plain assertions) and a guard holds the figures
-this round reached. The frozen part is evaluated once, by `thinking-hats route --eval tests/routing/frozen.jsonl`,
-and its figures are in the README."""
+The targets (issue 9) are asserted on each file. Where the router does not meet one yet, the case is a strict xfail
+(it turns into a failure the day it passes, to be promoted to a plain assertion) and a guard holds the figure this
+round reached. How the router does on thoughts it was not tuned on is measured elsewhere: by cross-validation
+(tests/routing/crossval.py) and, once, on the new frozen part (figures in the README)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,13 @@ from thinking_hats.router_terms import LANGUAGES
 from thinking_hats.routing_eval import Report, evaluate, load
 
 CORPUS = Path(__file__).resolve().parent / "routing"
-PARTS = ("tuning", "tuning-extra")
+PARTS = ("tuning", "tuning-extra", "frozen")
 ENGLISH_TARGET, OTHER_TARGET, OVER_ROUTED_LIMIT = 0.95, 0.90, 0.05
-# What this round reached on tuning-extra.jsonl (overall, then per language): a change may not fall below it.
-EXTRA_REACHED = {"overall": 0.87, "en": 0.90, "de": 0.83, "es": 0.93, "fr": 0.87, "pt": 0.83, "zh": 0.90, "ja": 0.80}
-EXTRA_SHORT = {"overall", "en", "de", "fr", "pt", "ja"}  # where tuning-extra.jsonl is still below the target
+# Where a file is still below its target, and what this round reached there: a change may not fall below it.
+REACHED = {
+    "tuning-extra": {"overall": 0.88, "en": 0.91, "de": 0.83, "fr": 0.87, "pt": 0.87, "ja": 0.80},
+    "frozen": {"en": 0.875, "de": 0.86},
+}
 
 
 @pytest.fixture(scope="module")
@@ -49,15 +51,16 @@ def agreement(report: Report, lang: str) -> float:
 
 
 def short_of_target(part: str, lang: str) -> list[pytest.MarkDecorator]:
-    if part == "tuning-extra" and lang in EXTRA_SHORT:
-        return [pytest.mark.xfail(strict=True, reason="tuning-extra.jsonl is below the target (README)")]
+    if lang in REACHED.get(part, {}):
+        return [pytest.mark.xfail(strict=True, reason=f"{part}.jsonl is below the target (README)")]
     return []
 
 
 @pytest.mark.parametrize("part", PARTS)
 def test_each_tuning_file_covers_every_language(reports: dict[str, Report], part: str) -> None:
     assert set(reports[part].languages) == set(LANGUAGES)
-    assert all(total >= 25 for _, total in reports[part].languages.values())
+    assert all(total >= 20 for _, total in reports[part].languages.values())
+    assert part == "frozen" or all(total >= 25 for _, total in reports[part].languages.values())
 
 
 @pytest.mark.parametrize(
@@ -70,12 +73,12 @@ def test_agreement_meets_its_target(reports: dict[str, Report], part: str, lang:
     assert agreement(report, lang) >= wanted, explain(report, None if lang == "overall" else lang)
 
 
-@pytest.mark.parametrize("lang", ["overall", *LANGUAGES])
-def test_agreement_on_the_extra_tuning_file_holds_what_this_round_reached(
-    reports: dict[str, Report], lang: str
+@pytest.mark.parametrize(("part", "lang"), [(part, lang) for part, reached in REACHED.items() for lang in reached])
+def test_agreement_below_its_target_holds_what_this_round_reached(
+    reports: dict[str, Report], part: str, lang: str
 ) -> None:
-    report = reports["tuning-extra"]
-    assert agreement(report, lang) >= EXTRA_REACHED[lang], explain(report, None if lang == "overall" else lang)
+    report = reports[part]
+    assert agreement(report, lang) >= REACHED[part][lang], explain(report, None if lang == "overall" else lang)
 
 
 @pytest.mark.parametrize("part", PARTS)
