@@ -50,7 +50,7 @@ def test_env_example_gives_each_variable_its_default() -> None:
 def test_env_example_is_a_valid_env_file(tmp_path: Path) -> None:
     # Copying it to .env must start the server with the defaults: nothing in it may fail validation.
     (tmp_path / ".env").write_text(ENV_EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
-    settings = Settings(_env_file=tmp_path / ".env")  # type: ignore[call-arg]
+    settings = Settings.read(env_file=tmp_path / ".env")
     assert settings.llm_provider is None and settings.thinking_http_token is None
 
 
@@ -99,6 +99,24 @@ def test_a_dotenv_file_in_the_working_directory_is_read(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("MAX_HISTORY_SIZE=9\nTHINKING_TOOLS=crash\n", encoding="utf-8")
     settings = Settings()  # the tests run in tmp_path
     assert settings.max_history_size == 9 and settings.tools == ("crash",)
+
+
+def test_arguments_beat_the_environment_which_beats_the_dotenv_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".env").write_text(
+        "MAX_HISTORY_SIZE=9\nTHINKING_TOOLS=crash\nCRASH_STRICT_MODE=true\n", encoding="utf-8"
+    )
+    monkeypatch.setenv("thinking_tools", "sequential_thinking")  # any case, as before
+    monkeypatch.setenv("MAX_HISTORY_SIZE", "7")
+
+    settings = Settings(max_history_size=5)
+
+    assert (settings.max_history_size, settings.tools, settings.crash_strict_mode) == (
+        5,
+        ("sequential_thinking",),
+        True,
+    )
 
 
 @pytest.mark.parametrize(

@@ -2,20 +2,39 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator, model_validator
 
 TOOL_NAMES = ("sequentialthinking", "crash", "sequential_thinking")
 Strategy = Literal["auto", "single", "double", "triple", "full", "none"]
+DOTENV = Path(".env")  # in the working directory, as client configs and docker-compose files expect
 
 
-class Settings(BaseSettings):
-    """Every variable the server reads. `.env.example` mirrors these fields (a test keeps them in sync)."""
+class Settings(BaseModel):
+    """Every variable the server reads. `.env.example` mirrors these fields (a test keeps them in sync).
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", case_sensitive=False)
+    `Settings()` reads each field from the variable of the same name in any case: arguments first, then the
+    process environment, then `.env`, then the default. (pydantic-settings did this too, for ~25 ms of start-up
+    that a server whose every client spawns it pays each time.) `Settings.read(env_file=...)` names another file.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    @classmethod
+    def read(cls, env_file: Path | None = DOTENV, **given: Any) -> Settings:
+        return cls.model_validate(given, context={"env_file": env_file})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_environment(cls, given: Any, info: ValidationInfo) -> Any:
+        if not isinstance(given, dict):
+            return given
+        env_file = (info.context or {}).get("env_file", DOTENV)
+        found = _environment(env_file)
+        return {name: found[name] for name in cls.model_fields if name in found} | given
 
     # --- tools and server ---
     thinking_tools: str = Field(
@@ -276,3 +295,13 @@ class Settings(BaseSettings):
 
 def load_settings(**overrides: object) -> Settings:
     return Settings(**overrides)  # type: ignore[arg-type]
+
+
+def _environment(env_file: Path | None) -> dict[str, str]:
+    """Variables by lower-cased name: the file's, overridden by the process environment's."""
+    found: dict[str, str] = {}
+    if env_file is not None and env_file.is_file():
+        from dotenv import dotenv_values  # only when there is a file to read
+
+        found = {k.lower(): v for k, v in dotenv_values(env_file, encoding="utf-8").items() if v is not None}
+    return found | {k.lower(): v for k, v in os.environ.items()}
