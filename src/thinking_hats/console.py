@@ -115,7 +115,7 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
             await augmenter.aclose()
         await store.close()
     if as_json:
-        sys.stdout.write(json_text(result.reply.model_dump(mode="json"), indent=2) + "\n")
+        sys.stdout.write(json_text(result.structured(), indent=2) + "\n")
     else:
         sys.stdout.write(printable(result.markdown) + "\n")
     return 1 if result.is_error else 0

@@ -210,6 +210,7 @@ class Crash:
                 meta={"completed_at": step.step_number} if completes and completed_before is None else {},
                 connection=connection,
                 existed=view.session is not None,
+                default_at=view.default_at,
                 revised=(revised.seq, revised.data | {"revised_by": step.step_number}) if revised else None,
                 reset=reset,
             ),

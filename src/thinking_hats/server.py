@@ -232,7 +232,7 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
             result = await app.thinking.think(inp, app.caller(ctx), _progress(ctx))
             return CallToolResult(
                 content=[TextContent(type="text", text=result.markdown)],
-                structured_content=result.reply.model_dump(mode="json"),
+                structured_content=result.structured(),
                 is_error=result.is_error,
             )
 

@@ -82,6 +82,11 @@ class ThoughtResult:
     markdown: str
     is_error: bool = False
     replayed: bool = False
+    dumped: dict[str, Any] | None = None  # `reply` as JSON, where it was already dumped (to store it)
+
+    def structured(self) -> dict[str, Any]:
+        """The reply's structured content."""
+        return self.dumped if self.dumped is not None else self.reply.model_dump(mode="json")
 
 
 class Augmenter(Protocol):
@@ -167,8 +172,9 @@ class Thinking:
                 reply.analysis, reply.usage = outcome.analysis, outcome.usage
             is_error = outcome is not None and outcome.failure is not None
             markdown = render_markdown(reply, elapsed, outcome.failure if outcome else None)
-            built.append(ThoughtResult(reply, markdown, is_error))
-            return {"reply": reply.model_dump(mode="json"), "markdown": markdown, "is_error": is_error}
+            dumped = reply.model_dump(mode="json")
+            built.append(ThoughtResult(reply, markdown, is_error, dumped=dumped))
+            return {"reply": dumped, "markdown": markdown, "is_error": is_error}
 
         committed = await self.store.commit(
             Write(
@@ -183,6 +189,7 @@ class Thinking:
                 meta=meta,
                 connection=connection,
                 existed=view.session is not None,
+                default_at=view.default_at,
             ),
             reply_for,
         )

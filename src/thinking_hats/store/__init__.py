@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 from ..errors import InvalidThought, StoreError
@@ -31,6 +32,7 @@ _SESSION_COLUMNS = "s.principal, s.id, s.tool, s.created, s.updated, s.meta"
 # Every commit keeps a session's tally, its entry count and branch ids in order of first use, in its meta (under
 # these keys, which Session.meta leaves out), so that no call has to count the session's entries.
 _COUNT, _BRANCHES = "entries", "branches"
+_DEFAULT_REFRESH_S = 3600.0
 Tally = tuple[int, tuple[str, ...]]
 
 
@@ -60,7 +62,14 @@ class Entry:
     branch_id: str | None
     created: float
     data: dict[str, Any]
-    reply: dict[str, Any]
+    # The reply as sent, or its JSON as stored: parsed only when asked for (a replay, a report), as most calls
+    # read the session's last entry only to see that it is another call.
+    stored_reply: dict[str, Any] | str = field(repr=False)
+
+    @cached_property
+    def reply(self) -> dict[str, Any]:
+        stored = self.stored_reply
+        return json.loads(stored) if isinstance(stored, str) else stored
 
     def same_call(self, number: int, branch_id: str | None, thought: str) -> bool:
         return self.number == number and self.branch_id == branch_id and self.data.get("thought") == thought
@@ -100,6 +109,7 @@ class View:
     recent: tuple[Entry, ...]  # the last `window` entries, oldest first
     branches: tuple[str, ...]
     count: int
+    default_at: float | None = None  # when the connection's default was last set to this session (if read so)
 
 
 EMPTY = View(None, None, None, None, {}, (), (), 0)
@@ -122,6 +132,7 @@ class Write:
     revised: tuple[int, dict[str, Any]] | None = None  # (seq, new data) of the entry this one revises
     reset: bool = False  # start the session afresh (CRASH_SESSION_TIMEOUT)
     existed: bool = False  # the session was there when the call read it: if it is gone now, it was evicted
+    default_at: float | None = None  # View.default_at: the connection's default already names this session
 
 
 @dataclass(frozen=True)
@@ -189,18 +200,18 @@ class Store:
                 # The default session and its row in one statement (a LEFT JOIN: a default whose session was
                 # evicted still names it).
                 rows = await tx.rows(
-                    f"SELECT d.session_id, {_SESSION_COLUMNS} FROM defaults d LEFT JOIN sessions s"
+                    f"SELECT d.session_id, d.updated, {_SESSION_COLUMNS} FROM defaults d LEFT JOIN sessions s"
                     " ON s.principal = d.principal AND s.id = d.session_id"
                     " WHERE d.principal = ? AND d.connection = ? AND d.tool = ?",
                     (principal, connection, tool),
                 )
                 if not rows:
                     return EMPTY
-                session_id, read = rows[0][0], _session_of(rows[0][1:])
+                session_id, default_at, read = rows[0][0], rows[0][1], _session_of(rows[0][2:])
             elif session_id is None:
                 return EMPTY
             else:
-                read = await _session(tx, principal, session_id)
+                default_at, read = None, await _session(tx, principal, session_id)
             if read is None:
                 rows = await tx.rows(
                     "SELECT id, tool, at, reason FROM evictions WHERE principal = ? AND id = ?", (principal, session_id)
@@ -230,6 +241,7 @@ class Store:
                 tuple(reversed(latest[:window])) if window else (),
                 branches,
                 count,
+                default_at,
             )
 
     async def commit(self, write: Write, reply_for: ReplyFn) -> Committed:
@@ -319,7 +331,10 @@ class Store:
                 "UPDATE sessions SET updated = ?, meta = ? WHERE principal = ? AND id = ?",
                 (now, json.dumps(meta | {_COUNT: count, _BRANCHES: list(branches)}), *key),
             )
-            if write.connection is not None:
+            # Rewriting a default that already names this session would only move its time (kept for inspection),
+            # so it is refreshed hourly: most commits are spared the write to two more pages.
+            fresh = write.default_at is not None and now - write.default_at < _DEFAULT_REFRESH_S
+            if write.connection is not None and not fresh:
                 await tx.run(
                     "INSERT INTO defaults(principal, connection, tool, session_id, updated) VALUES (?, ?, ?, ?, ?)"
                     " ON CONFLICT (principal, connection, tool)"
@@ -398,10 +413,11 @@ class Store:
                 )
                 await tx.many("DELETE FROM sessions WHERE principal = ? AND id = ?", [(p, i) for p, i, _, _ in victims])
             await tx.run("DELETE FROM evictions WHERE at < ?", (cutoff,))
+            # A default goes with its session (a connection creates the sessions it defaults to, so they are as
+            # many): its own time is refreshed only hourly and says nothing of whether the session is in use.
             await tx.run(
-                "DELETE FROM defaults WHERE updated < ? OR NOT EXISTS (SELECT 1 FROM sessions s"
-                " WHERE s.principal = defaults.principal AND s.id = defaults.session_id)",
-                (cutoff,),
+                "DELETE FROM defaults WHERE NOT EXISTS (SELECT 1 FROM sessions s"
+                " WHERE s.principal = defaults.principal AND s.id = defaults.session_id)"
             )
         return len(victims)
 
@@ -454,7 +470,7 @@ def _split(meta_text: str) -> tuple[dict[str, Any], Tally | None]:
 
 async def _entries(tx: Tx, where: str, params: Sequence[Any]) -> list[Entry]:
     rows = await tx.rows(f"SELECT {_ENTRY_COLUMNS} FROM entries {where}", params)
-    return [Entry(r[0], int(r[1]), int(r[2]), r[3], r[4], json.loads(r[5]), json.loads(r[6])) for r in rows]
+    return [Entry(r[0], int(r[1]), int(r[2]), r[3], r[4], json.loads(r[5]), r[6]) for r in rows]
 
 
 async def _count(tx: Tx, key: tuple[str, str]) -> Tally:
