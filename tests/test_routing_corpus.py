@@ -1,15 +1,18 @@
 """The router against the labelled corpus: agreement per language and overall, and how often it spends more than
-the labels allow, on every tuning file (tests/routing/tuning.jsonl, tuning-extra.jsonl, and frozen.jsonl: the old
-frozen part, evaluated twice and so tuning data now).
+the labels allow, on every tuning file (tests/routing/tuning.jsonl, tuning-extra.jsonl, and retired-frozen.jsonl:
+the frozen part of rounds 1 and 2, evaluated twice and so tuning data now); and the corpus's shape.
 
-The targets (issue 9) are asserted on each file. Where the router does not meet one yet, the case is a strict xfail
-(it turns into a failure the day it passes, to be promoted to a plain assertion) and a guard holds the figure this
-round reached. How the router does on thoughts it was not tuned on is measured elsewhere: by cross-validation
-(tests/routing/crossval.py) and, once, on the new frozen part (figures in the README)."""
+The targets (issue 9) are asserted on each tuning file. Where the router does not meet one yet, the case is a strict
+xfail (it turns into a failure the day it passes, to be promoted to a plain assertion) and a guard holds the figure
+this round reached. The frozen part (frozen.jsonl, written after the router was frozen) is not asserted against the
+targets: its figures come from `thinking-hats route --eval tests/routing/frozen.jsonl` and are recorded in the
+README; only its shape is tested here."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -18,12 +21,12 @@ from thinking_hats.router_terms import LANGUAGES
 from thinking_hats.routing_eval import Report, evaluate, load
 
 CORPUS = Path(__file__).resolve().parent / "routing"
-PARTS = ("tuning", "tuning-extra", "frozen")
+PARTS = ("tuning", "tuning-extra", "retired-frozen")
 ENGLISH_TARGET, OTHER_TARGET, OVER_ROUTED_LIMIT = 0.95, 0.90, 0.05
 # Where a file is still below its target, and what this round reached there: a change may not fall below it.
 REACHED = {
     "tuning-extra": {"overall": 0.88, "en": 0.91, "de": 0.83, "fr": 0.87, "pt": 0.87, "ja": 0.80},
-    "frozen": {"en": 0.875, "de": 0.86},
+    "retired-frozen": {"en": 0.875, "de": 0.86},
 }
 
 
@@ -60,7 +63,7 @@ def short_of_target(part: str, lang: str) -> list[pytest.MarkDecorator]:
 def test_each_tuning_file_covers_every_language(reports: dict[str, Report], part: str) -> None:
     assert set(reports[part].languages) == set(LANGUAGES)
     assert all(total >= 20 for _, total in reports[part].languages.values())
-    assert part == "frozen" or all(total >= 25 for _, total in reports[part].languages.values())
+    assert part == "retired-frozen" or all(total >= 25 for _, total in reports[part].languages.values())
 
 
 @pytest.mark.parametrize(
@@ -93,3 +96,48 @@ def test_a_long_paste_with_a_simple_ask_is_never_routed_above_double(reports: di
     pastes = [j for j in reports[part].judged if j.row.kind == "long-paste"]
     assert len(pastes) >= 10
     assert [j.row.id for j in pastes if j.route.strategy in ("triple", "full")] == []
+
+
+def split_module() -> ModuleType:
+    # tests/routing/split.py is a script (tests/ is not a package): load it by path for its checks and minimums.
+    spec = importlib.util.spec_from_file_location("routing_split", CORPUS / "split.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_row_of_every_corpus_file_is_well_formed() -> None:
+    split = split_module()
+    corpus = split.read()
+    assert list(corpus) == ["tuning.jsonl", "tuning-extra.jsonl", "retired-frozen.jsonl", "frozen.jsonl"]
+    for part in corpus.values():
+        for row in part:
+            split.check(row)
+
+
+def test_the_corpus_has_the_shape_issue_9_asks_for() -> None:
+    split = split_module()
+    corpus = split.read()
+    rows = [row for part in corpus.values() for row in part]
+    frozen = corpus["frozen.jsonl"]
+    others = {lang: sum(r["lang"] == lang for r in rows) for lang in split.LANGS[1:]}
+    assert len(rows) >= 300 and min(others.values()) >= 25, others
+    assert {r["domain"] for r in rows} == set(split.DOMAINS) and {r["lang"] for r in rows} == set(split.LANGS)
+    assert 3 * len(frozen) >= len(rows), f"frozen {len(frozen)} of {len(rows)}"
+    assert [r["id"] for r in frozen if not r["id"].startswith("f3-")] == []
+    ids = [r["id"] for r in rows]
+    assert len(set(ids)) == len(ids), "an id is in two files (or twice in one)"
+    assert split.shape_problems(corpus) == []
+
+
+def test_the_shape_check_names_an_id_in_two_files_and_a_frozen_part_under_a_third() -> None:
+    split = split_module()
+    corpus = split.read()
+    moved = corpus["frozen.jsonl"][0]
+    corpus["tuning.jsonl"].append(moved)
+    corpus["frozen.jsonl"] = corpus["frozen.jsonl"][:100]
+    problems = split.shape_problems(corpus)
+    assert f"id {moved['id']} is in tuning.jsonl and again in frozen.jsonl" in problems
+    assert any("less than a third" in p for p in problems)
+    assert any(p.startswith(f"tuning.jsonl: id {moved['id']}") for p in problems)

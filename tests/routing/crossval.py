@@ -8,7 +8,8 @@ Folds are stratified by language (each language's rows shuffled with a fixed see
 whole is repeated with other seeds, and each held-out fold is routed with the weights fitted on the others
 (train.fit) through `thinking_hats.router.route`, judged by `routing_eval.Judged` (the rule of `thinking-hats route
 --eval`). The figures are pooled over all held-out rows of all repeats: per language, overall, above the labels,
-and for the rows of the old frozen part (whose wording the term tables were never written from) on their own.
+and for the rows of each file on its own (retired-frozen.jsonl: rounds 1-2's frozen part, whose wording the term
+tables were never written from).
 
 The held-out figure measures the fitted weights only: the term tables and the structure rules were written while
 reading the tuning rows, and are the same in every fold, so any figure here is an upper bound on unseen thoughts.

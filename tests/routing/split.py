@@ -1,22 +1,25 @@
-"""Check the routing corpus and (re)write its deterministic split.
+"""Check the routing corpus: every row of every file, and the shape issue 9 asks of it.
 
-    python tests/routing/split.py [ALL.jsonl]
+    python tests/routing/split.py
 
-Reads every row (from ALL.jsonl if given, else from tuning.jsonl + frozen.jsonl), validates the format and the
-coverage minimums, and writes the split: within each language, rows ordered by sha256(id); the first 40% (rounded
-up) go to frozen.jsonl, the rest to tuning.jsonl. Relabelling never moves a row; adding rows to a language can.
+The split is by authorship, not by hash: frozen.jsonl holds the thoughts written after the router was frozen at
+the end of round 3 (ids `f3-`), by writers who never saw the router; every row written before is tuning data
+(tuning.jsonl, tuning-extra.jsonl, and retired-frozen.jsonl, the frozen part of rounds 1 and 2). Nothing is
+rewritten here: rows never move into the frozen part, and a later round needs a fresh frozen part of its own.
+Prints the counts, or the problems found (exit status 1).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
-import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parent
+TUNING = ("tuning.jsonl", "tuning-extra.jsonl", "retired-frozen.jsonl")
+FROZEN = "frozen.jsonl"
+FROZEN_PREFIX = "f3-"
 LANGS = ("en", "de", "es", "fr", "pt", "zh", "ja")
 DOMAINS = ("software", "operations", "medicine", "business", "people", "research", "law", "education")
 KINDS = (
@@ -35,20 +38,24 @@ KINDS = (
 )
 STRATEGIES = ("single", "double", "triple", "full")
 HATS = ("factual", "emotional", "critical", "optimistic", "creative")
-FROZEN_SHARE = 0.4
+# Issue 9's minimums: thoughts in all, per language outside English, and the frozen part's share of all rows.
+MIN_ROWS, MIN_PER_OTHER_LANGUAGE, MIN_FROZEN_SHARE = 300, 25, 1 / 3
+
+Row = dict[str, Any]
 
 
-def frozen_ids(rows: list[dict[str, str]]) -> set[str]:
-    chosen: set[str] = set()
-    for lang in LANGS:
-        ids = sorted((r["id"] for r in rows if r["lang"] == lang), key=lambda i: hashlib.sha256(i.encode()).hexdigest())
-        chosen.update(ids[: math.ceil(FROZEN_SHARE * len(ids))])
-    return chosen
+def read(directory: Path = HERE) -> dict[str, list[Row]]:
+    """Every corpus file's rows, by file name (tuning files first, then the frozen part)."""
+    return {
+        name: [json.loads(line) for line in (directory / name).read_text(encoding="utf-8").splitlines() if line]
+        for name in (*TUNING, FROZEN)
+    }
 
 
-def check(row: dict[str, object]) -> None:
-    rid = row["id"]
-    assert row["lang"] in LANGS and row["domain"] in DOMAINS and row["kind"] in KINDS, rid
+def check(row: Row) -> None:
+    rid = row.get("id")
+    assert isinstance(rid, str) and rid, f"row without an id: {row}"
+    assert row.get("lang") in LANGS and row.get("domain") in DOMAINS and row.get("kind") in KINDS, rid
     assert isinstance(row["thought"], str) and row["thought"].strip(), rid
     accept = row["accept"]
     assert isinstance(accept, list) and 1 <= len(accept) <= 2 and all(a in STRATEGIES for a in accept), rid
@@ -57,31 +64,69 @@ def check(row: dict[str, object]) -> None:
     assert row.get("hat", "factual") in HATS, rid
     assert row.get("tool", "sequentialthinking") in ("sequentialthinking", "crash"), rid
     if row["kind"] == "crash-low-confidence":
-        assert row.get("tool") == "crash" and float(row["confidence"]) < 0.5, rid  # type: ignore[arg-type]
+        assert row.get("tool") == "crash" and float(row["confidence"]) < 0.5, rid
     if row["kind"] == "revision":
         assert row.get("revises"), rid
     if row["kind"] == "branch":
         assert row.get("branch_from") and row.get("branch_id"), rid
 
 
-def main() -> None:
-    sources = [Path(sys.argv[1])] if len(sys.argv) > 1 else [HERE / "tuning.jsonl", HERE / "frozen.jsonl"]
-    rows = [json.loads(line) for src in sources for line in src.read_text(encoding="utf-8").splitlines() if line]
-    assert len({r["id"] for r in rows}) == len(rows), "duplicate ids"
-    for row in rows:
-        check(row)
-    per_lang = Counter(r["lang"] for r in rows)
-    assert len(rows) >= 330 and per_lang["en"] >= 100 and all(per_lang[lang] >= 35 for lang in LANGS), per_lang
-    for lang in LANGS:
-        domains = Counter(r["domain"] for r in rows if r["lang"] == lang)
-        assert all(domains[d] >= 3 for d in DOMAINS), (lang, domains)
-    frozen = frozen_ids(rows)
-    rows.sort(key=lambda r: (LANGS.index(r["lang"]), DOMAINS.index(r["domain"]), r["id"]))
-    for name, part in (("tuning.jsonl", False), ("frozen.jsonl", True)):
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows if (r["id"] in frozen) == part)
-        (HERE / name).write_text(text, encoding="utf-8")
-    print(f"{len(rows)} rows checked, {len(frozen)} frozen")
+def shape_problems(corpus: dict[str, list[Row]]) -> list[str]:
+    """What keeps the corpus from the shape issue 9 asks for; empty when it has it."""
+    problems: list[str] = []
+    rows = [row for part in corpus.values() for row in part]
+    frozen = corpus.get(FROZEN, [])
+    where: dict[str, str] = {}
+    for name, part in corpus.items():
+        for row in part:
+            if row["id"] in where:
+                problems.append(f"id {row['id']} is in {where[row['id']]} and again in {name}")
+            where.setdefault(row["id"], name)
+            if (name == FROZEN) != row["id"].startswith(FROZEN_PREFIX):
+                problems.append(f"{name}: id {row['id']} (only the frozen part's ids start with {FROZEN_PREFIX})")
+    if len(rows) < MIN_ROWS:
+        problems.append(f"{len(rows)} thoughts in all, fewer than {MIN_ROWS}")
+    if len(frozen) < MIN_FROZEN_SHARE * len(rows):
+        problems.append(f"the frozen part has {len(frozen)} of {len(rows)} thoughts, less than a third")
+    for label, part in (("the corpus", rows), ("the frozen part", frozen)):
+        languages = Counter(r["lang"] for r in part)
+        domains = Counter(r["domain"] for r in part)
+        problems += [f"{label} has no {lang} thought" for lang in LANGS if not languages[lang]]
+        problems += [f"{label} has no {domain} thought" for domain in DOMAINS if not domains[domain]]
+        problems += [
+            f"{label} has {languages[lang]} {lang} thoughts, fewer than {MIN_PER_OTHER_LANGUAGE}"
+            for lang in LANGS[1:]
+            if 0 < languages[lang] < MIN_PER_OTHER_LANGUAGE
+        ]
+    return problems
+
+
+def counts(corpus: dict[str, list[Row]]) -> str:
+    lines = []
+    for name, part in corpus.items():
+        languages = Counter(r["lang"] for r in part)
+        cheapest = Counter(r["accept"][0] for r in part)
+        lines.append(
+            f"{name:<22} {len(part):4}  "
+            + " ".join(f"{lang} {languages[lang]}" for lang in LANGS)
+            + "  | cheapest "
+            + " ".join(f"{s} {cheapest[s]}" for s in STRATEGIES)
+        )
+    total = sum(len(part) for part in corpus.values())
+    lines.append(f"{'all':<22} {total:4}  frozen {len(corpus[FROZEN])} ({len(corpus[FROZEN]) / total:.1%})")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    corpus = read()
+    for part in corpus.values():
+        for row in part:
+            check(row)
+    print(counts(corpus))
+    problems = shape_problems(corpus)
+    print("\n".join(problems) or "shape: as issue 9 asks")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -17,11 +17,11 @@ cross-validation (tests/routing/crossval.py), never by this script's training fi
 
 What it found (round 3, 679 rows, 5 folds x 3 repeats): fitted weights agree with the labels on 91.9-92.3% of
 held-out rows whatever the loss settings, the hand-set weights on 92.2% of all rows (nothing of them is fitted to
-a fold, and only frozen.jsonl's 178 rows were not read while setting them: 91.6% there). The fit raises the training
-fit to ~94% but not the held-out figure, so the hand-set weights ship; the ceiling is in what the router reads (the
-term tables and structure), not in how it weighs it.
+a fold, and only the then frozen part's 178 rows, now retired-frozen.jsonl, were not read while setting them: 91.6%
+there). The fit raises the training fit to ~94% but not the held-out figure, so the hand-set weights ship; the
+ceiling is in what the router reads (the term tables and structure), not in how it weighs it.
 
-Only the tuning files are read (FILES); the frozen part being written afresh is never opened here.
+Only the tuning files are read (FILES); the frozen part (frozen.jsonl, written after round 3) is never opened here.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from thinking_hats import router_weights  # noqa: E402
 from thinking_hats.router import FACTORS, Weights, reading  # noqa: E402
 from thinking_hats.routing_eval import ORDER, Labelled, load  # noqa: E402
 
-FILES = ("tuning.jsonl", "tuning-extra.jsonl", "frozen.jsonl")  # frozen.jsonl: the old frozen part, now tuning data
+FILES = ("tuning.jsonl", "tuning-extra.jsonl", "retired-frozen.jsonl")  # retired-frozen: rounds 1-2's frozen part
 THRESHOLDS = (25, 45, 65)  # the default THINKING_THRESHOLDS
 # The weights set by hand before any fit (round 2): where the search starts, and what `--prior` pulls towards.
 HAND_SET = Weights(
