@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -26,6 +27,7 @@ from .augmenter import Augmentation, build_augmenter
 from .config import Settings
 from .crash import Crash, CrashReply, CrashStep, NextAction, crash_error
 from .errors import InvalidThought, StoreError, ThinkingError
+from .pipes import stdio_pipes
 from .report import iso, load, session_json, session_markdown
 from .store import LOCAL, Caller, Store, open_store
 from .thoughts import BRANCH_ID, JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply
@@ -85,6 +87,12 @@ class ThinkingServer(MCPServer[App]):
     """MCPServer whose argument errors say which field to fix (and use CRASH's error shape for `crash`)."""
 
     core: "_Core"
+
+    async def run_stdio_async(self) -> None:
+        """Serve stdin/stdout with the SDK's stdio transport over our asyncio pipes where they can serve it."""
+        async with stdio_pipes() as pipes, stdio_server(*(pipes or ())) as (read_stream, write_stream):
+            server = self._lowlevel_server
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
     async def health(self) -> dict[str, Any]:
         """For `GET /healthz`: the store answers (raises when it does not, or the server is not running)."""

@@ -261,8 +261,9 @@ def _supervise(
 def serve_stdio(settings: Settings) -> None:
     """Serve MCP on stdin/stdout until stdin closes; one Ctrl-C (SIGINT) ends the process at once, quietly.
 
-    The SDK reads stdin in a worker thread that no cancellation can interrupt: a server cancelled by Ctrl-C would
-    stay up, idle, until the client sent another line, and the next presses would print a traceback. So the
+    Where the SDK's own transport serves stdin (a terminal or a file; pipes are read on the loop, see `pipes`), it
+    reads in a worker thread that no cancellation can interrupt: a server cancelled by Ctrl-C would stay up, idle,
+    until the client sent another line, and the next presses would print a traceback. So the
     server runs in a daemon thread and the main thread, where Python delivers SIGINT, waits for it and exits at
     once when interrupted. Exiting mid-call is safe: a thought is committed together with its reply or not at all,
     as after kill -9.
