@@ -346,6 +346,27 @@ async def test_retention_deletes_idle_sessions_and_later_their_tombstones(store:
     assert (await store.read("alice", TOOL, "idle")).evicted is None
 
 
+async def test_a_default_in_use_is_rewritten_hourly_and_kept_while_its_session_lives(
+    store: Store, clock: Clock
+) -> None:
+    clock.now = 0
+    await store.commit(write("kept", connection="c1"), Replies())
+    for number, at in ((2, 900), (3, 1800), (4, 5000)):  # the connection keeps using its session
+        clock.now = at
+        view = await store.read("alice", TOOL, None, connection="c1")
+        await store.commit(
+            write("kept", number=number, connection="c1", existed=True, default_at=view.default_at), Replies()
+        )
+    # Written at 0, kept through 900 and 1800 (under an hour old), rewritten at 5000.
+    assert (await store.read("alice", TOOL, None, connection="c1")).default_at == 5000
+
+    clock.now = 5000 + 86400 * 0.5
+    await store.commit(write("kept", number=5, existed=True), Replies())  # named by id: the default is not touched
+    assert await store.prune(retention_seconds=18000, max_sessions=1000, grace_seconds=0) == 0
+    # The default's time (5000) is older than the retention period; its session is not.
+    assert (await store.read("alice", TOOL, None, connection="c1")).session_id == "kept"
+
+
 # --- across Store instances (processes) ---
 
 
