@@ -97,6 +97,8 @@ class CrashReply(BaseModel):
 
 
 class CrashStep(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # as ThoughtInput: built at its first use, not at start-up
+
     step_number: int = Field(ge=1)
     estimated_total: int = Field(ge=1)
     purpose: str

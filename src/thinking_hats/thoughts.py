@@ -45,6 +45,10 @@ TOOL = "sequentialthinking"
 class ThoughtInput(BaseModel):
     """One call's arguments, with the checks every entry point shares (the MCP tool and `thinking-hats think`)."""
 
+    # Built at its first use rather than at import: start-up is every client's wait, and the tool's schema
+    # comes from the tool's signature, not from this model.
+    model_config = ConfigDict(defer_build=True)
+
     thought: str = Field(min_length=1)
     thought_number: int = Field(ge=1, le=MAX_NUMBER)
     total_thoughts: int = Field(ge=1, le=MAX_NUMBER)
