@@ -21,13 +21,25 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Literal
 
 from .analysis import HATS, Complexity, Factor, Hat, ThoughtContext
-from .router_terms import DECISION_QUESTIONS, LETTERS, OR_TERMS, SEQUENCE_TERMS, SIGNAL_TERMS, STOPWORDS, WHETHER
-from .router_weights import FLOORS, POINTS
+from .router_terms import (
+    DECISION_QUESTIONS,
+    HOW_TERMS,
+    LETTERS,
+    LOOKUP_TERMS,
+    OR_TERMS,
+    REQUEST_TERMS,
+    SEQUENCE_TERMS,
+    SIGNAL_TERMS,
+    STEP_TERMS,
+    STOPWORDS,
+    WHETHER,
+)
+from .router_weights import CEILINGS, FLOORS, POINTS
 
 SynthesisMode = Literal["model", "merge"]
 
@@ -132,8 +144,15 @@ _SESSION_HATS: dict[str, tuple[tuple[Hat, float], ...]] = {
     "branch": (("creative", 1.0), ("optimistic", 0.8)),
     "low_confidence": (("critical", 1.0),),
 }
-FACTORS: tuple[str, ...] = ("length", "questions", "structure", *_AFFINITY, *_SESSION_HATS)
+FACTORS: tuple[str, ...] = ("length", "questions", "structure", *_AFFINITY, *_SESSION_HATS, "simple_ask")
 _FLOOR_FACTOR = {"either": "decision"}  # an ask whose floor another factor shows
+# A simple ask (a lookup or a sum, a next step) caps the score; its factor shows the points taken off, and a lookup
+# brings the factual hat.
+_CEILING_DETAIL = {"lookup": "asks for a fact or a sum", "step": "states the next step"}
+_LOOKUP_AFFINITY = 30.0
+_SHORT_ASK = (4, 12)  # "Total?", "Expected hires?", "大概需要多少？": words (Latin), characters (CJK)
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
+_ENOUGH_NUMBERS = 3  # a short question after this many numbers asks for a sum
 
 
 @dataclass(frozen=True)
@@ -142,6 +161,7 @@ class Weights:
 
     points: Mapping[str, tuple[float, float, float]]  # factor: (first unit, each further unit, cap)
     floors: Mapping[str, float]  # ask: the score it sets at least
+    ceilings: Mapping[str, float] = field(default_factory=lambda: dict(CEILINGS))  # simple ask: the score at most
 
     def of(self, name: str, count: int) -> float:
         return _curve(self.points[name], count)
@@ -152,7 +172,7 @@ def _curve(weights: tuple[float, float, float], count: int) -> float:
     return max(0.0, min(cap, first + each * (count - 1))) if count > 0 else 0.0
 
 
-WEIGHTS = Weights(POINTS, FLOORS)
+WEIGHTS = Weights(POINTS, FLOORS, CEILINGS)
 
 _READ, _READ_HEAD = 6000, 4500  # characters of the thought read: its first _READ_HEAD and the rest from its end
 # Prose read for signals: (window, head) per script; a Chinese or Japanese character says more than a Latin one.
@@ -304,6 +324,23 @@ def _vocabulary(lang: str) -> _Vocabulary:
     )
 
 
+def _terms_pattern(table: dict[str, str], lang: str) -> re.Pattern[str]:
+    """The terms of `lang` (and English), whole words in Latin scripts, anywhere in Chinese and Japanese."""
+    codes = ("en",) if lang == "en" else (lang, "en")
+    terms = [v for code in codes for term in table[code].split(",") if term.strip() for v in _variants(term.strip())]
+    spaced = [t for t in terms if not _CJK.search(t)]
+    pattern = r"(?<![\w-])" + _trie(spaced) + r"(?![\w-])"
+    if lang in ("zh", "ja"):
+        pattern += "|" + _trie([t for t in terms if _CJK.search(t)])
+    return re.compile(pattern)
+
+
+@cache
+def _simple_asks(lang: str) -> tuple[re.Pattern[str], ...]:
+    """How a lookup is asked, requested, a short question asks how to act, and a next step is stated."""
+    return tuple(_terms_pattern(table, lang) for table in (LOOKUP_TERMS, REQUEST_TERMS, HOW_TERMS, STEP_TERMS))
+
+
 @cache
 def _whether(lang: str) -> re.Pattern[str]:
     return re.compile(WHETHER[lang])
@@ -420,6 +457,7 @@ class Reading:
     details: dict[str, str]
     asks: tuple[str, ...]  # what is asked, of FLOORS' keys, in factor order
     pasted: bool  # pasted material was set aside
+    caps: tuple[str, ...] = ()  # a simple ask, of CEILINGS' keys: no floor ask, and no decision in its question
 
 
 def reading(ctx: ThoughtContext) -> Reading:
@@ -458,6 +496,7 @@ def reading(ctx: ThoughtContext) -> Reading:
     either = False
     dilemma: str | None = None
     chunks = [c for c in _CHUNK.findall(read) if c.strip()]
+    asked_chunks: list[str] = []
     for number, chunk in enumerate(chunks):
         if _ITEM_START.match(chunk):
             items += 1
@@ -468,6 +507,7 @@ def reading(ctx: ThoughtContext) -> Reading:
         unmarked = number == len(chunks) - 1 and lang in _UNMARKED_QUESTIONS and chunk.rstrip()[-1:].isalnum()
         if asked:
             questions += 1
+            asked_chunks.append(chunk)
         if dilemma is None and lang in WHETHER and (weighed := _whether(lang).search(chunk)) is not None:
             dilemma = weighed.group()[-12:]
         if asked or unmarked:
@@ -548,7 +588,32 @@ def reading(ctx: ThoughtContext) -> Reading:
     for name, detail in session:
         add(name, 1, detail)
         asks.append(name)
-    return Reading(counts, details, tuple(asks), pasted > 0)
+    caps = _simple(read, chunks, asked_chunks, lang, vocabulary) if not asks and dilemma is None else ()
+    return Reading(counts, details, tuple(asks), pasted > 0, caps)
+
+
+def _simple(read: str, chunks: list[str], asked: list[str], lang: str, vocabulary: _Vocabulary) -> tuple[str, ...]:
+    """The simple ask the thought makes, if any: a lookup or a sum asked with no decision in the question, or a
+    next step stated with no question beyond a short confirmation ("That's it, right?")."""
+    lookup, request, how, step = _simple_asks(lang)
+    cjk = lang in _CJK_WORDS_PER_CHAR
+    if "decision" in _signal_terms(read, vocabulary)[0]:
+        return ()
+
+    def short(chunk: str) -> bool:
+        return len(chunk.strip()) <= _SHORT_ASK[1] if cjk else len(chunk.split()) <= _SHORT_ASK[0]
+
+    numbers = len(_NUMBERS.findall(read))
+    for chunk in asked:
+        if lookup.search(chunk) or (short(chunk) and numbers >= _ENOUGH_NUMBERS and not how.search(chunk)):
+            return ("lookup",)
+    for chunk in chunks[:1] + chunks[-1:] if not asked else ():  # an imperative opens it, or in CJK ends it
+        plain = chunk.strip(" \t\n。.!！")
+        if request.match(plain[-_SHORT_ASK[1] :] if cjk else plain.lstrip("¿¡-*• ")) is not None:
+            return ("lookup",)
+    if step.search(read) and all(short(chunk) for chunk in asked):
+        return ("step",)
+    return ()
 
 
 def _weigh(reading: Reading, weights: Weights) -> tuple[list[Factor], dict[Hat, float]]:
@@ -570,6 +635,13 @@ def _weigh(reading: Reading, weights: Weights) -> tuple[list[Factor], dict[Hat, 
             floor, raised = weights.floors[ask], _FLOOR_FACTOR.get(ask, ask)
     lift = floor - sum(round(p, 1) for p in points.values())
     details = dict(reading.details)
+    for cap in reading.caps:  # a simple ask: the score stays at its ceiling however much the thought says around it
+        excess = sum(round(p, 1) for p in points.values()) - weights.ceilings[cap]
+        if excess > 0:
+            points["simple_ask"] = -excess
+            details["simple_ask"] = f"{_CEILING_DETAIL[cap]}: at most {weights.ceilings[cap]:g}"
+        if cap == "lookup":
+            affinity["factual"] += _LOOKUP_AFFINITY
     if lift > 0:
         points[raised] = points.get(raised, 0.0) + lift
         details[raised] += f"; at least {floor:g}"
@@ -578,7 +650,7 @@ def _weigh(reading: Reading, weights: Weights) -> tuple[list[Factor], dict[Hat, 
     factors = [
         Factor(name=name, points=round(points[name], 1), detail=details[name])
         for name in FACTORS
-        if round(points.get(name, 0.0), 1) > 0
+        if round(points.get(name, 0.0), 1) != 0
     ]
     return factors, affinity
 

@@ -24,28 +24,33 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "is it better, better off, weigh*, keep or, or not, what do we do, what should we do, what do i do, "
         "what should i do, how do i decide, how do we decide, what now, how do we proceed, how should we proceed, "
         "how do we handle, how should we handle, how should i handle, how do we respond, how should we respond, "
-        "what is the right call, what's the right call",
+        "what is the right call, what's the right call, which way, which do we, which should we, which would you, "
+        "course of action, the right move, the best move, way forward",
         "de": "sollen wir, sollten wir, soll ich, sollte ich, soll man, sollte man, sollen die, müssen wir uns, "
         "~entscheid*, wählen, wählt, auswahl, auswählen, abwäg*, abwägung, option*, ob wir, ob ich, ob man, "
         "vor- und nachteile, vorteile und nachteile, stattdessen, anstatt, statt, lieber, ~vergleich*, lohnt sich, "
         "lohnt es sich, welche variante, welche option, versus, vs, trade-off*, alternativ oder, was tun wir, "
         "was sollen wir tun, was soll ich tun, was machen wir, was mache ich, wie entscheiden wir, "
         "wie gehen wir vor, wie sollen wir vorgehen, wie gehe ich vor, wie soll ich vorgehen, wie reagieren wir, "
-        "wie verfahren wir, wie gehen wir damit um, wie gehe ich damit um, was nun",
+        "wie verfahren wir, wie gehen wir damit um, wie gehe ich damit um, was nun, welche linie, welchen weg, "
+        "wie positionieren",
         "es": "deberíamos, debemos, debería, debo, conviene, convendría, decid*, decisión, decisiones, elegir, "
         "elijo, elegimos, elección, escoger, opción, opciones, ventajas y desventajas, pros y contras, en lugar de, "
         "en vez de, compar*, vale la pena, frente a, versus, vs, si deberíamos, nos quedamos, mantener o, "
         "qué hacemos, qué hago, qué debo hacer, qué deberíamos hacer, qué hacer, cómo decidimos, cómo procedemos, "
-        "cómo proceder, cómo actuamos, cómo actuar, cómo reaccionamos, cómo lo manejamos, cómo manejamos, y ahora qué",
+        "cómo proceder, cómo actuamos, cómo actuar, cómo reaccionamos, cómo lo manejamos, cómo manejamos, y ahora qué, "
+        "qué postura, qué línea, qué camino",
         "fr": "devrions-nous, devons-nous, faut-il, dois-je, devrais-je, devrait-on, doit-on, devrions, devrait-il, "
         "choisir, choix, décid*, décision*, option*, avantages et inconvénients, pour et contre, au lieu de, "
         "plutôt que, compar*, vaut-il la peine, vaut la peine, arbitrage*, versus, vs, garder ou, se prononcer, "
         "que faire, que fait-on, qu'est-ce qu'on fait, que dois-je faire, que devons-nous faire, comment procéder, "
-        "comment on procède, comment réagir, comment réagit-on, comment gérer, comment on gère, comment agir",
+        "comment on procède, comment réagir, comment réagit-on, comment gérer, comment on gère, comment agir, "
+        "quelle ligne, quelle position, quelle attitude, quelle conduite, quelle posture",
         "pt": "devemos, deveríamos, devo, deveria, decid*, decisão, decisões, escolher, escolha*, opção, opções, "
         "prós e contras, vantagens e desvantagens, em vez de, ao invés de, compar*, vale a pena, versus, vs, "
         "manter ou, o que fazemos, o que faço, o que fazer, o que devo fazer, o que devemos fazer, como procedemos, "
-        "como proceder, como agimos, como agir, como reagimos, como reagir, como lidar, como lidamos",
+        "como proceder, como agimos, como agir, como reagimos, como reagir, como lidar, como lidamos, que postura, "
+        "qual postura, qual caminho",
         "zh": "是否, 要不要, 该不该, 应不应该, 应该, 选择, 选哪, 决定, 决策, 取舍, 权衡, 利弊, 优缺点, 方案, 选项, "
         "对比, 比较, 值不值得, 值得吗, 哪个更好, 哪一个, 哪种, 怎么办, 如何是好, 该怎么做, 如何处理, 怎么处理, "
         "怎么应对, 如何应对, 该如何, 下一步怎么走",
@@ -412,4 +417,50 @@ LETTERS: dict[str, tuple[str, ...]] = {
     "es": ("ñ", "¿", "¡"),
     "fr": ("è", "ù", "œ", "î", "ë"),
     "pt": ("ã", "õ", "ção", "ções"),
+}
+
+# Simple asks (round 4): what a careful engineer answers with one hat however much context surrounds it. A lookup
+# or a sum asked in one of the thought's questions ("Which clause caps our liability?", "哪一条规定了…？", "第何条？";
+# a short question after several numbers, "Total?", is one too), or requested in its first or last sentence when
+# it asks no question (opening it: "Extract the...", or in Chinese and Japanese ending it: "…だけ抜き出して。"), and
+# a next mechanical step ("Next: reissue the two invoices"). None holds when the thought also weighs what to do (a
+# decision term, a yes/no question on what to do, options, a plan, ideas, a revision, a branch, a doubt).
+LOOKUP_TERMS: dict[str, str] = {
+    "en": "which, what's, what is, what are, what was, how many, how much, how long, total, in total, correct",
+    "de": "welche, welcher, welches, welchen, welchem, wie viel, wie viele, wie lange, insgesamt, summe, "
+    "was kostet, was kosten, stimmt das, richtig",
+    "es": "cuál, cuáles, qué cláusula, qué línea, cuánto, cuánta, cuántos, cuántas, en total, total, es correcto, "
+    "correcto",
+    "fr": "quel, quelle, quels, quelles, lequel, laquelle, combien, au total, total, c'est bien ça, correct",
+    "pt": "qual, quais, quanto, quanta, quantos, quantas, no total, total, mais ou menos quanto, está certo, correto",
+    "zh": "哪, 多少, 几, 一共, 总共, 合计, 对吗, 是多少",
+    "ja": "どの, 第何, 何条, 何行, いくら, いくつ, 何人, 何件, 何個, 合計, 足りる",
+}
+REQUEST_TERMS: dict[str, str] = {
+    "en": "look up, pull out, extract, find, list, calculate, compute, convert",
+    "de": "finde, suche heraus, liste, berechne, rechne aus, ermittle",
+    "es": "busca, extrae, lista, calcula, calcular",
+    "fr": "trouve, extrais, liste, calcule, calculer",
+    "pt": "encontre, extraia, liste, calcule, calcular",
+    "zh": "找出, 列出, 定位, 看一下是, 算一下, 帮我算",
+    "ja": "抜き出, 教えて, 確認したい, 計算して",
+}
+# A short question that asks how to act ("Como conduzo?") is not a sum, however many numbers come before it.
+HOW_TERMS: dict[str, str] = {
+    "en": "how, what, who, should, do, can",
+    "de": "wie, was, wer, soll, sollen",
+    "es": "cómo, qué, quién, debo, debemos",
+    "fr": "comment, que, quoi, qui, dois, doit",
+    "pt": "como, que, quem, devo, devemos",
+    "zh": "怎么, 如何, 咋, 该, 要不要",
+    "ja": "どう, べき",
+}
+STEP_TERMS: dict[str, str] = {
+    "en": "next:, next step, next up, the next thing",
+    "de": "als nächstes, nächster schritt, nächste schritt, als nächster schritt",
+    "es": "siguiente paso, próximo paso, lo siguiente, a continuación",
+    "fr": "prochaine étape, étape suivante",
+    "pt": "próximo passo, a seguir",
+    "zh": "下一步, 接下来",
+    "ja": "次は, 次のステップ, 次の作業, 次にやる",
 }

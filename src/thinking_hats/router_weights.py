@@ -43,3 +43,10 @@ FLOORS: dict[str, float] = {
     "branch": 25,
     "low_confidence": 25,
 }
+
+# a simple ask (a lookup or a sum, a next step; see router_terms.LOOKUP_TERMS): the score it allows
+# at most
+CEILINGS: dict[str, float] = {
+    "lookup": 20,
+    "step": 20,
+}

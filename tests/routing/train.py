@@ -40,7 +40,15 @@ from thinking_hats import router_weights  # noqa: E402
 from thinking_hats.router import FACTORS, Weights, reading  # noqa: E402
 from thinking_hats.routing_eval import ORDER, Labelled, load  # noqa: E402
 
-FILES = ("tuning.jsonl", "tuning-extra.jsonl", "retired-frozen.jsonl")  # retired-frozen: rounds 1-2's frozen part
+# Every labelled file is tuning data since round 4 (retired-frozen: rounds 1-2's frozen part; frozen: round 3's,
+# evaluated once). A round's new frozen part (new-frozen4-*.jsonl) is never listed here nor opened.
+FILES = ("tuning.jsonl", "tuning-extra.jsonl", "retired-frozen.jsonl", "frozen.jsonl")
+# The rows by who wrote them, for leave-one-author-group-out validation (crossval.py --groups).
+GROUPS = {
+    "A": ("tuning.jsonl", "retired-frozen.jsonl"),
+    "B": ("tuning-extra.jsonl",),
+    "C": ("frozen.jsonl",),
+}
 THRESHOLDS = (25, 45, 65)  # the default THINKING_THRESHOLDS
 # The weights set by hand before any fit (round 2): where the search starts, and what `--prior` pulls towards.
 HAND_SET = Weights(
@@ -71,6 +79,9 @@ HAND_SET = Weights(
         "branch": 25.0,
         "low_confidence": 25.0,
     },
+    # Round 4: a simple ask (a lookup or a sum, a next step) caps the score. Not fitted: a ceiling is a label rule
+    # ("stays single however much context surrounds it"), set below the double threshold.
+    ceilings={"lookup": 20.0, "step": 20.0},
 )
 WEIGHTS_FILE = ROOT / "src" / "thinking_hats" / "router_weights.py"
 # Factors read as one unit at most (an ask, a session cue): only their first unit's points mean anything.
@@ -92,6 +103,7 @@ class Options:
 class Row:
     counts: tuple[tuple[int, int], ...]  # (factor index, units)
     asks: tuple[str, ...]
+    caps: tuple[str, ...]  # simple asks: their ceilings cap the score (never fitted)
     low: float  # the score the cheapest accepted strategy starts at
     high: float  # the score the next strategy above the labels starts at
 
@@ -104,7 +116,7 @@ def rows_of(labelled: Iterable[Labelled]) -> list[Row]:
         seen = reading(row.context())
         counts = tuple((index[name], n) for name, n in seen.counts.items())
         low, high = starts[ORDER.index(row.accept[0])], starts[ORDER.index(row.accept[-1]) + 1]
-        made.append(Row(counts, seen.asks, low, high))
+        made.append(Row(counts, seen.asks, seen.caps, low, high))
     return made
 
 
@@ -137,7 +149,7 @@ class Params:
 
     def weights(self) -> Weights:
         points = {k: (v[0], v[1], v[2]) for k, v in self.points.items()}
-        return Weights(points, dict(self.floors))
+        return Weights(points, dict(self.floors), dict(HAND_SET.ceilings))
 
 
 def _slots(flat: bool) -> list[tuple[str, int]]:
@@ -201,8 +213,11 @@ class _State:
             best = max(best, value)
         return best
 
+    def ceiling(self, r: int) -> float:
+        return min((HAND_SET.ceilings[cap] for cap in self.rows[r].caps), default=1e9)
+
     def score(self, r: int) -> float:
-        return max(self.raw[r], self.floor(r))
+        return min(max(self.raw[r], self.floor(r)), self.ceiling(r))
 
 
 def fit(rows: Sequence[Row], options: Options = Options(), start: Weights = HAND_SET) -> Weights:
@@ -231,6 +246,7 @@ def _fit_points(state: _State, name: str, slot: int, options: Options, penalty: 
     current = params.points[name]
     step = 0.05 if name == "length" and slot < 2 else 1.0
     floors = [state.floor(r) for r, _ in touched]
+    ceilings = [state.ceiling(r) for r, _ in touched]
 
     def loss(value: float) -> float:
         trial = list(current)
@@ -240,9 +256,9 @@ def _fit_points(state: _State, name: str, slot: int, options: Options, penalty: 
         elif options.flat and slot == 0 and current[0] == current[1]:
             trial[1] = value
         total = penalty * abs(value - HAND_SET.points[name][slot]) / step
-        for (r, units), floor in zip(touched, floors, strict=True):
+        for (r, units), floor, ceiling in zip(touched, floors, ceilings, strict=True):
             raw = state.raw[r] - state.contrib[r][i] + _points(*trial, units)
-            total += _row_loss(max(raw, floor), state.rows[r], options)
+            total += _row_loss(min(max(raw, floor), ceiling), state.rows[r], options)
         return total
 
     best = min(_grid(name, slot), key=lambda v: (round(loss(v), 9), abs(v - current[slot])))
@@ -269,7 +285,8 @@ def _fit_floor(state: _State, ask: str, options: Options, penalty: float) -> boo
     def loss(value: float) -> float:
         total = penalty * abs(value - HAND_SET.floors[ask])
         for r in touched:
-            total += _row_loss(max(state.raw[r], state.floor(r, (ask, value))), state.rows[r], options)
+            score = min(max(state.raw[r], state.floor(r, (ask, value))), state.ceiling(r))
+            total += _row_loss(score, state.rows[r], options)
         return total
 
     best = min(FLOOR_GRID, key=lambda v: (round(loss(v), 9), abs(v - current)))
@@ -293,6 +310,11 @@ def render(weights: Weights, note: str) -> str:
     lines.append("# decision factor)")
     lines.append("FLOORS: dict[str, float] = {")
     lines += [f'    "{ask}": {value:g},' for ask, value in weights.floors.items()]
+    lines += ["}", ""]
+    lines.append("# a simple ask (a lookup or a sum, a next step; see router_terms.LOOKUP_TERMS): the score it allows")
+    lines.append("# at most")
+    lines.append("CEILINGS: dict[str, float] = {")
+    lines += [f'    "{cap}": {value:g},' for cap, value in weights.ceilings.items()]
     lines += ["}", ""]
     return "\n".join(lines)
 
