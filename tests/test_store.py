@@ -6,6 +6,7 @@ The PostgreSQL runs use the test session's own server (tests/pg.py), a fresh dat
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -469,3 +470,67 @@ async def test_a_session_evicted_between_the_read_and_the_commit_is_reported_not
         await store.commit(write("long-call", number=2, existed=view.session is not None), Replies())
     assert await store.session("alice", "long-call") is None
     assert (await store.read("alice", TOOL, "long-call")).evicted is not None
+
+
+def test_a_process_opening_a_new_file_while_another_holds_its_lock_waits_rather_than_fails(tmp_path: Path) -> None:
+    """Two servers started at once on a new data directory both switch the file to WAL; the switch does not use
+    SQLite's busy wait, so the second used to fail with 'database is locked'."""
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    from thinking_hats.store.sqlite import open_sqlite
+
+    path = tmp_path / "new.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None)  # the other process, mid-way through its own switch
+    holder.execute("BEGIN IMMEDIATE")
+    with ThreadPoolExecutor(1) as pool:
+        opening = pool.submit(open_sqlite, path)
+        done, _ = wait([opening], timeout=0.5)
+        assert not done  # still waiting for the lock, not failed
+        holder.execute("ROLLBACK")
+        backend = opening.result(timeout=30)
+    holder.close()
+
+    asyncio.run(backend.close())
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+async def test_a_postgresql_read_is_one_read_only_snapshot_and_a_write_is_not(postgres_url: str) -> None:
+    store = await open_store(postgres_url)
+    try:
+        for write, isolation, read_only in ((False, "repeatable read", "on"), (True, "read committed", "off")):
+            async with store.backend.transaction(write=write) as tx:
+                assert (await tx.rows("SHOW transaction_isolation"))[0][0] == isolation
+                assert (await tx.rows("SHOW transaction_read_only"))[0][0] == read_only
+    finally:
+        await store.close()
+
+
+async def test_a_pooled_connection_back_within_a_second_is_handed_out_unpinged_and_an_idle_one_is_pinged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from thinking_hats.store import postgres
+
+    class Conn: ...
+
+    class Clock:
+        now = 100.0
+
+        @classmethod
+        def monotonic(cls) -> float:
+            return cls.now
+
+    pinged: list[Conn] = []
+
+    async def ping(conn: Conn) -> None:
+        pinged.append(conn)
+
+    monkeypatch.setattr(postgres, "time", Clock)
+    liveness, conn = postgres._Liveness(ping), Conn()
+    await liveness.check(conn)  # never used: pinged
+    await liveness.returned(conn)
+    Clock.now += 0.5
+    await liveness.check(conn)  # just used: not pinged
+    Clock.now += 1.0
+    await liveness.check(conn)  # idle for 1.5 s: pinged
+
+    assert pinged == [conn, conn]

@@ -8,7 +8,10 @@ sessions never wait for each other.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Sequence
+import math
+import time
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -17,6 +20,7 @@ from ..errors import StoreError
 from . import _schema
 
 _POOL_SIZE = 10  # per process: enough for the thoughts one event loop has in flight between model calls
+_FRESH_S = 1.0  # a pooled connection used this recently is handed out without a ping
 _MIGRATION_LOCK = 0x7468696E6B  # pg_advisory_xact_lock key: one replica migrates, the others wait
 
 
@@ -56,10 +60,13 @@ class PostgresBackend:
         import psycopg_pool
 
         try:
-            async with self._pool.connection() as conn, conn.transaction():
-                if not write:  # one snapshot for every statement of a read, as SQLite's read transaction has
-                    await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                yield _PostgresTx(conn)
+            async with self._pool.connection() as conn:
+                # A read sees one snapshot in all its statements, as SQLite's read transaction does: said on its
+                # BEGIN (no round trip of its own). Writes lock what they change and run at the default level.
+                await conn.set_isolation_level(None if write else psycopg.IsolationLevel.REPEATABLE_READ)
+                await conn.set_read_only(None if write else True)
+                async with conn.transaction():
+                    yield _PostgresTx(conn)
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
             raise _store_error(exc, self.location) from exc
 
@@ -71,6 +78,23 @@ class PostgresBackend:
             version = (await tx.rows("SELECT version FROM schema_version"))[0][0]
             server = (await tx.rows("SHOW server_version"))[0][0]
         return {"integrity": "ok", "schema": version, "server_version": server}
+
+
+class _Liveness:
+    """The pool's check before it hands out a connection: one back from a call within the last second is handed
+    out as it is (a statement just ran on it), one idle for longer is pinged first (a restart of the database may
+    lie behind it). On a busy replica, that spares most calls a round trip."""
+
+    def __init__(self, ping: Callable[[Any], Awaitable[None]]) -> None:
+        self._ping = ping
+        self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+
+    async def returned(self, conn: Any) -> None:
+        self._returned[conn] = time.monotonic()
+
+    async def check(self, conn: Any) -> None:
+        if time.monotonic() - self._returned.get(conn, -math.inf) >= _FRESH_S:
+            await self._ping(conn)
 
 
 def redacted(url: str) -> str:
@@ -93,6 +117,7 @@ async def open_postgres(url: str) -> PostgresBackend:
             f"THINKING_STORE is {location}, but the PostgreSQL driver is not installed: "
             "pip install 'thinking-hats[postgres]'"
         ) from None
+    liveness = _Liveness(psycopg_pool.AsyncConnectionPool.check_connection)
     pool = psycopg_pool.AsyncConnectionPool(
         url,
         min_size=1,
@@ -100,7 +125,8 @@ async def open_postgres(url: str) -> PostgresBackend:
         open=False,
         kwargs={"autocommit": True},
         # A replica outlives restarts of the database: a connection found dead is replaced, not handed out.
-        check=psycopg_pool.AsyncConnectionPool.check_connection,
+        check=liveness.check,
+        reset=liveness.returned,
         timeout=10,
         # A failed reconnection is retried with a doubling delay until this gives up, and a new attempt starts
         # only then: the default (300 s) left a replica failing for as long again as the database had been down.

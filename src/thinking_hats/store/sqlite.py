@@ -8,6 +8,7 @@ taken before the first read and two processes can never number two thoughts alik
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -82,7 +83,7 @@ def open_sqlite(path: Path | None) -> SqliteBackend:
         db = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
         db.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
         if path is not None:
-            db.execute("PRAGMA journal_mode = WAL")
+            _into_wal(db)
             # NORMAL in WAL mode survives a killed process; only a power loss can drop the last commits.
             db.execute("PRAGMA synchronous = NORMAL")
         db.execute("PRAGMA foreign_keys = ON")
@@ -93,6 +94,22 @@ def open_sqlite(path: Path | None) -> SqliteBackend:
             "Set THINKING_DATA_DIR to a writable folder, or THINKING_STORE=memory to keep nothing on disk."
         ) from exc
     return SqliteBackend(db, path)
+
+
+def _into_wal(db: sqlite3.Connection) -> None:
+    """Switch a new file to WAL. Two processes starting at once on a new file both try: the switch takes its lock
+    without SQLite's busy wait, so the one that loses waits here for the other to finish (it then finds WAL set)."""
+    deadline = time.monotonic() + _BUSY_MS / 1000
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorname", "") not in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+                raise
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 def _migrate(db: sqlite3.Connection) -> None:
