@@ -26,7 +26,7 @@ ENGLISH_TARGET, OTHER_TARGET, OVER_ROUTED_LIMIT = 0.95, 0.90, 0.05
 # Where a file is still below its target, and what this round reached there: a change may not fall below it.
 REACHED = {
     "tuning-extra": {"overall": 0.88, "en": 0.91, "de": 0.83, "fr": 0.87, "pt": 0.87, "ja": 0.80},
-    "retired-frozen": {"en": 0.875, "de": 0.86},
+    "retired-frozen": {"en": 0.875},
 }
 
 

@@ -31,6 +31,7 @@ from .router_terms import (
     HOW_TERMS,
     LETTERS,
     LOOKUP_TERMS,
+    OR_AMOUNT,
     OR_TERMS,
     REQUEST_TERMS,
     SEQUENCE_TERMS,
@@ -145,7 +146,7 @@ _SESSION_HATS: dict[str, tuple[tuple[Hat, float], ...]] = {
     "low_confidence": (("critical", 1.0),),
 }
 FACTORS: tuple[str, ...] = ("length", "questions", "structure", *_AFFINITY, *_SESSION_HATS, "simple_ask")
-_FLOOR_FACTOR = {"either": "decision"}  # an ask whose floor another factor shows
+_FLOOR_FACTOR = {"either": "decision", "either_stakes": "decision"}  # an ask whose floor another factor shows
 # A simple ask (a lookup or a sum, a next step) caps the score; its factor shows the points taken off, and a lookup
 # brings the factual hat.
 _CEILING_DETAIL = {"lookup": "asks for a fact or a sum", "step": "states the next step"}
@@ -153,6 +154,9 @@ _LOOKUP_AFFINITY = 30.0
 _SHORT_ASK = (4, 12)  # "Total?", "Expected hires?", "大概需要多少？": words (Latin), characters (CJK)
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
 _ENOUGH_NUMBERS = 3  # a short question after this many numbers asks for a sum
+_WEIGHING = frozenset(("either", "either_stakes", "revision", "branch", "low_confidence"))  # asks that are never simple
+_WEIGHED = frozenset(("decision", "planning", "ideation"))  # signals that make the user's words more than a lookup
+_DOCUMENT_WORDS = 150  # prose this long around a lookup is a pasted document, not the user's situation
 
 
 @dataclass(frozen=True)
@@ -310,7 +314,8 @@ def _vocabulary(lang: str) -> _Vocabulary:
                 words.append(raw)  # the word on its own, too
     either = [t.strip() for code in codes for t in OR_TERMS[code].split(",")]
     spaced = [t for t in either if not _CJK.search(t)]
-    either_re = r"(?<![\w-])(?:" + "|".join(spaced) + r")(?![\w-])"
+    amounts = [v for code in codes for t in OR_AMOUNT[code].split(",") for v in _variants(t.strip())]
+    either_re = r"(?<![\w-])(?:" + "|".join(spaced) + r")(?![\w-])(?!\s+(?:" + "|".join(amounts) + r")(?![\w-]))"
     if cjk:
         either_re += "|" + "|".join(t for t in either if _CJK.search(t))
         either_re += "|" + _JA_EITHER.pattern if lang == "ja" else ""
@@ -573,7 +578,7 @@ def reading(ctx: ThoughtContext) -> Reading:
             found[-1] += f" ({count} positions)"
         add(signal.name, count, _shown(found))
         if signal.name == "decision" and either:
-            asks.append("either")
+            asks.append("either_stakes" if ("stakes" in terms or extra["stakes"]) else "either")
         elif signal.name in FLOORS:
             asks.append(signal.name)
 
@@ -588,16 +593,23 @@ def reading(ctx: ThoughtContext) -> Reading:
     for name, detail in session:
         add(name, 1, detail)
         asks.append(name)
-    caps = _simple(read, chunks, asked_chunks, lang, vocabulary) if not asks and dilemma is None else ()
+    caps: tuple[str, ...] = ()
+    if dilemma is None and not _WEIGHING.intersection(asks):
+        document = words >= _DOCUMENT_WORDS
+        caps = _simple(read, chunks, asked_chunks, lang, vocabulary, document)
     return Reading(counts, details, tuple(asks), pasted > 0, caps)
 
 
-def _simple(read: str, chunks: list[str], asked: list[str], lang: str, vocabulary: _Vocabulary) -> tuple[str, ...]:
+def _simple(
+    read: str, chunks: list[str], asked: list[str], lang: str, vocabulary: _Vocabulary, document: bool
+) -> tuple[str, ...]:
     """The simple ask the thought makes, if any: a lookup or a sum asked with no decision in the question, or a
-    next step stated with no question beyond a short confirmation ("That's it, right?")."""
+    next step stated with no question beyond a short confirmation ("That's it, right?"). In a document pasted as
+    prose (a contract, a report) only its questions and its first and last sentences are the user's words."""
     lookup, request, how, step = _simple_asks(lang)
     cjk = lang in _CJK_WORDS_PER_CHAR
-    if "decision" in _signal_terms(read, vocabulary)[0]:
+    scope = "\n".join(asked + chunks[:1] + chunks[-1:]) if document else read
+    if not _signal_terms(scope, vocabulary)[0].keys().isdisjoint(_WEIGHED):
         return ()
 
     def short(chunk: str) -> bool:
@@ -607,9 +619,9 @@ def _simple(read: str, chunks: list[str], asked: list[str], lang: str, vocabular
     for chunk in asked:
         if lookup.search(chunk) or (short(chunk) and numbers >= _ENOUGH_NUMBERS and not how.search(chunk)):
             return ("lookup",)
-    for chunk in chunks[:1] + chunks[-1:] if not asked else ():  # an imperative opens it, or in CJK ends it
-        plain = chunk.strip(" \t\n。.!！")
-        if request.match(plain[-_SHORT_ASK[1] :] if cjk else plain.lstrip("¿¡-*• ")) is not None:
+    for chunk in (chunks if cjk else chunks[:2] + chunks[-1:]) if not asked else ():
+        found = request.search(chunk) if cjk else request.match(chunk.strip(" \t\n-*•¿¡"))  # an imperative opens it
+        if found is not None:
             return ("lookup",)
     if step.search(read) and all(short(chunk) for chunk in asked):
         return ("step",)
@@ -640,8 +652,8 @@ def _weigh(reading: Reading, weights: Weights) -> tuple[list[Factor], dict[Hat, 
         if excess > 0:
             points["simple_ask"] = -excess
             details["simple_ask"] = f"{_CEILING_DETAIL[cap]}: at most {weights.ceilings[cap]:g}"
-        if cap == "lookup":
-            affinity["factual"] += _LOOKUP_AFFINITY
+        if cap == "lookup":  # the factual hat leads, whatever the pasted text's words pull towards
+            affinity["factual"] = max(affinity.values()) + _LOOKUP_AFFINITY
     if lift > 0:
         points[raised] = points.get(raised, 0.0) + lift
         details[raised] += f"; at least {floor:g}"

@@ -21,8 +21,9 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "ought we, choos*, chose, choice*, pick, picking, select, selecting, decid*, decision*, vs, "
         "versus, trade-off*, tradeoff*, trade off, option*, whether, prefer, preferable, compar*, pros and cons, "
         "instead of, rather than, go with, worth it, worth the, which one, which is better, would it be better, "
-        "is it better, better off, weigh*, keep or, or not, what do we do, what should we do, what do i do, "
-        "what should i do, how do i decide, how do we decide, what now, how do we proceed, how should we proceed, "
+        "is it better, better off, weigh, weighs, weighing, keep or, or not, what do we do, what should we do, "
+        "what do i do, what should i do, how do i decide, how do we decide, what now, how do we proceed, "
+        "how should we proceed, "
         "how do we handle, how should we handle, how should i handle, how do we respond, how should we respond, "
         "what is the right call, what's the right call, which way, which do we, which should we, which would you, "
         "course of action, the right move, the best move, way forward",
@@ -39,7 +40,7 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "en vez de, compar*, vale la pena, frente a, versus, vs, si deberíamos, nos quedamos, mantener o, "
         "qué hacemos, qué hago, qué debo hacer, qué deberíamos hacer, qué hacer, cómo decidimos, cómo procedemos, "
         "cómo proceder, cómo actuamos, cómo actuar, cómo reaccionamos, cómo lo manejamos, cómo manejamos, y ahora qué, "
-        "qué postura, qué línea, qué camino",
+        "qué postura, qué camino",
         "fr": "devrions-nous, devons-nous, faut-il, dois-je, devrais-je, devrait-on, doit-on, devrions, devrait-il, "
         "choisir, choix, décid*, décision*, option*, avantages et inconvénients, pour et contre, au lieu de, "
         "plutôt que, compar*, vaut-il la peine, vaut la peine, arbitrage*, versus, vs, garder ou, se prononcer, "
@@ -336,7 +337,8 @@ _PT_WH = (
 DECISION_QUESTIONS: dict[str, str] = {
     "en": r"^(?:so,? )?(?:do|should|shall|must) (?:we|i)\b(?! (?:need|have|know|get)\b)|^is it (?:time|worth|wise)\b"
     # A question opening with an action verb proposes doing it: "Expel the student?", "Promote the replica now?"
-    r"|^(?:accept|adopt|approve|buy|cancel|close|continue|cut|delay|drop|expel|fire|hire|keep|launch|lay off|merge|"
+    r"|^(?:accept|adopt|advise|approve|buy|cancel|close|continue|cut|delay|drop|escalate|expel|fail over|file|fire|"
+    r"go ahead|hire|keep|launch|lay off|merge|"
     r"migrate|move|"
     r"notify|disclose|outsource|pause|postpone|promote|publish|pull|quit|raise|recall|refund|reject|relocate|"
     r"replace|report|retract|rewrite|roll back|sell|settle|shut|sign|stop|sue|suspend|switch|take|tell|terminate|"
@@ -353,9 +355,10 @@ DECISION_QUESTIONS: dict[str, str] = {
     r"je (?!suis\b|sais\b|peux\b|connais\b|dois\b|ne\b|n'|me\b|m')\w+(?:e|s)|"
     r"nous (?!sommes\b|avons\b|savons\b|pouvons\b)\w+ons)\b",
     "pt": rf"^(?:(?:o|a|lhe|me|nos|se|te) )?(?!(?:{_PT_WH})\b)\w+(?:amos|emos|imos|omos|o)\b",
-    "zh": r"要不要|该不该|应不应该|是否|还要不要|我们(?:该|应该|要)|我(?:该|应该|要不要)",
+    # "签不签？": a verb, 不, the verb again (not 是不是, 有没有: facts)
+    "zh": r"要不要|该不该|应不应该|是否|还要不要|我们(?:该|应该|要)|我(?:该|应该|要不要)|([^\W是有对好能会行])不\1",
     "ja": r"^(?!.*(?:何|いつ|どこ|誰|どう|どの|いくつ|いくら|どれ|なぜ|どちら)).*(?:べきか|べきですか|べきでしょうか|"
-    r"しますか|しましょうか|するか)[。？?\s]*$",
+    r"しますか|しましょうか|するか|べき[？?]|(?<!あ|い|か|き|り)[るすくうつむぶぐ][？?])[。？?\s]*$",
 }
 
 # Weighing whether to do something, in a statement as much as in a question: "母に胃ろうを作るかどうか、明日までに
@@ -391,6 +394,17 @@ OR_TERMS: dict[str, str] = {
     "ja": "それとも, または, あるいは, もしくは",
 }
 
+# "Two or more", "a week or so": an amount, not options.
+OR_AMOUNT: dict[str, str] = {
+    "en": "more, less, fewer, so, later, earlier, longer, above, below",
+    "de": "mehr, weniger, später, früher, länger",
+    "es": "más, menos",
+    "fr": "plus, moins",
+    "pt": "mais, menos",
+    "zh": "以上, 以下",
+    "ja": "以上, 以下",
+}
+
 # Frequent short words that tell the Latin-script languages apart (the CJK ones are told apart by script). A word
 # listed for two languages tells nothing and is ignored.
 STOPWORDS: dict[str, str] = {
@@ -422,7 +436,8 @@ LETTERS: dict[str, tuple[str, ...]] = {
 # Simple asks (round 4): what a careful engineer answers with one hat however much context surrounds it. A lookup
 # or a sum asked in one of the thought's questions ("Which clause caps our liability?", "哪一条规定了…？", "第何条？";
 # a short question after several numbers, "Total?", is one too), or requested in its first or last sentence when
-# it asks no question (opening it: "Extract the...", or in Chinese and Japanese ending it: "…だけ抜き出して。"), and
+# it asks no question (opening one of its first two or its last sentence: "Extract the...", or anywhere in Chinese
+# and Japanese: "…だけ抜き出して。"), and
 # a next mechanical step ("Next: reissue the two invoices"). None holds when the thought also weighs what to do (a
 # decision term, a yes/no question on what to do, options, a plan, ideas, a revision, a branch, a doubt).
 LOOKUP_TERMS: dict[str, str] = {
@@ -437,11 +452,11 @@ LOOKUP_TERMS: dict[str, str] = {
     "ja": "どの, 第何, 何条, 何行, いくら, いくつ, 何人, 何件, 何個, 合計, 足りる",
 }
 REQUEST_TERMS: dict[str, str] = {
-    "en": "look up, pull out, extract, find, list, calculate, compute, convert",
-    "de": "finde, suche heraus, liste, berechne, rechne aus, ermittle",
-    "es": "busca, extrae, lista, calcula, calcular",
-    "fr": "trouve, extrais, liste, calcule, calculer",
-    "pt": "encontre, extraia, liste, calcule, calcular",
+    "en": "look up, pull out, extract, find, list, calculate, compute, convert, tell me, show me",
+    "de": "finde, suche heraus, liste, berechne, rechne aus, ermittle, sag mir, sagen sie mir, zeig mir",
+    "es": "busca, extrae, lista, calcula, calcular, dime, dígame, indícame",
+    "fr": "trouve, extrais, liste, calcule, calculer, dites-moi, dis-moi, indiquez-moi",
+    "pt": "encontre, extraia, liste, calcule, calcular, diga-me, me diga, me diz, indique",
     "zh": "找出, 列出, 定位, 看一下是, 算一下, 帮我算",
     "ja": "抜き出, 教えて, 確認したい, 計算して",
 }

@@ -37,6 +37,7 @@ POINTS: dict[str, tuple[float, float, float]] = {
 FLOORS: dict[str, float] = {
     "dilemma": 45,
     "either": 25,
+    "either_stakes": 45,
     "planning": 25,
     "ideation": 25,
     "revision": 25,

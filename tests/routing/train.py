@@ -73,6 +73,7 @@ HAND_SET = Weights(
     floors={
         "dilemma": 45.0,
         "either": 25.0,
+        "either_stakes": 45.0,  # round 4: options with stakes in play ("Retraction or correction?")
         "planning": 25.0,
         "ideation": 25.0,
         "revision": 25.0,
