@@ -19,7 +19,11 @@ RunStatus = Literal["ok", "failed", "timeout", "cancelled", "skipped"]
 
 
 class _Wire(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, serialize_by_alias=True)
+    # defer_build: each model builds its validator at its first use, not at import (start-up is every client's
+    # wait); the replies' schemas are built when the tools are registered either way.
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, serialize_by_alias=True, defer_build=True
+    )
 
 
 class Factor(_Wire):
