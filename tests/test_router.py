@@ -64,7 +64,11 @@ CASES: list[tuple[str, str, dict[str, Any], str, set[str]]] = [
         {"emotional"},
     ),
     ("name-one-liner", "A short name for the new CLI?", {}, "single", {"factual"}),
-    ("upside-one-liner", "The upside is that caching makes every page faster.", {}, "single", {"optimistic"}),
+    ("upside-one-liner", "Any upside to caching every page at the CDN?", {}, "single", {"optimistic"}),
+    # a one-hat thought that asks for no angle is answered with the facts, whatever words surround it (round 4:
+    # 219 of the corpus's single rows require the factual hat, none the critical one)
+    ("upside-statement", "The upside is that caching makes every page faster.", {}, "single", {"factual"}),
+    ("risk-words-in-a-lookup", "Limitation period for a breach of contract claim", {}, "single", {"factual"}),
     # revisions, branches, low confidence, plans and ideation are worth a second angle; the critical hat reviews
     (
         "branch",

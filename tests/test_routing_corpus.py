@@ -1,12 +1,12 @@
 """The router against the labelled corpus: agreement per language and overall, and how often it spends more than
-the labels allow, on every tuning file (tests/routing/tuning.jsonl, tuning-extra.jsonl, and retired-frozen.jsonl:
-the frozen part of rounds 1 and 2, evaluated twice and so tuning data now); and the corpus's shape.
+the labels allow, on every tuning file (tests/routing/tuning.jsonl, tuning-extra.jsonl, retired-frozen.jsonl: the
+frozen part of rounds 1 and 2, and frozen.jsonl: round 3's frozen part, evaluated once and tuning data since round
+4); and the corpus's shape.
 
 The targets (issue 9) are asserted on each tuning file. Where the router does not meet one yet, the case is a strict
 xfail (it turns into a failure the day it passes, to be promoted to a plain assertion) and a guard holds the figure
-this round reached. The frozen part (frozen.jsonl, written after the router was frozen) is not asserted against the
-targets: its figures come from `thinking-hats route --eval tests/routing/frozen.jsonl` and are recorded in the
-README; only its shape is tested here."""
+this round reached. A round's new frozen part (new-frozen4-*.jsonl, being written after round 4) is never read
+here: the lead evaluates it once with `thinking-hats route --eval`."""
 
 from __future__ import annotations
 
@@ -21,13 +21,16 @@ from thinking_hats.router_terms import LANGUAGES
 from thinking_hats.routing_eval import Report, evaluate, load
 
 CORPUS = Path(__file__).resolve().parent / "routing"
-PARTS = ("tuning", "tuning-extra", "retired-frozen")
+PARTS = ("tuning", "tuning-extra", "retired-frozen", "frozen")
 ENGLISH_TARGET, OTHER_TARGET, OVER_ROUTED_LIMIT = 0.95, 0.90, 0.05
 # Where a file is still below its target, and what this round reached there: a change may not fall below it.
 REACHED = {
-    "tuning-extra": {"overall": 0.88, "en": 0.91, "de": 0.83, "fr": 0.87, "pt": 0.87, "ja": 0.80},
+    "tuning-extra": {"de": 0.86, "pt": 0.87, "ja": 0.83},
     "retired-frozen": {"en": 0.875},
+    "frozen": {"overall": 0.88, "en": 0.80, "zh": 0.82},
 }
+# Files still routing more than OVER_ROUTED_LIMIT above their labels, and the share this round reached.
+OVER_ROUTED_REACHED = {"frozen": 0.065}
 
 
 @pytest.fixture(scope="module")
@@ -84,11 +87,24 @@ def test_agreement_below_its_target_holds_what_this_round_reached(
     assert agreement(report, lang) >= REACHED[part][lang], explain(report, None if lang == "overall" else lang)
 
 
-@pytest.mark.parametrize("part", PARTS)
+def over_limit(part: str) -> list[pytest.MarkDecorator]:
+    if part in OVER_ROUTED_REACHED:
+        return [pytest.mark.xfail(strict=True, reason=f"{part}.jsonl routes too many thoughts too high (README)")]
+    return []
+
+
+def over_routed(report: Report) -> str:
+    return "\n".join(f"{j.row.id} -> {j.route.strategy}" for j in report.judged if j.over)
+
+
+@pytest.mark.parametrize("part", [pytest.param(part, marks=over_limit(part)) for part in PARTS])
 def test_few_thoughts_are_routed_above_what_their_labels_allow(reports: dict[str, Report], part: str) -> None:
-    report = reports[part]
-    over = [j for j in report.judged if j.over]
-    assert report.over_routed <= OVER_ROUTED_LIMIT, "\n".join(f"{j.row.id} -> {j.route.strategy}" for j in over)
+    assert reports[part].over_routed <= OVER_ROUTED_LIMIT, over_routed(reports[part])
+
+
+@pytest.mark.parametrize("part", OVER_ROUTED_REACHED)
+def test_over_routing_above_its_limit_holds_what_this_round_reached(reports: dict[str, Report], part: str) -> None:
+    assert reports[part].over_routed <= OVER_ROUTED_REACHED[part], over_routed(reports[part])
 
 
 @pytest.mark.parametrize("part", PARTS)

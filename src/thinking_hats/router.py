@@ -463,6 +463,7 @@ class Reading:
     asks: tuple[str, ...]  # what is asked, of FLOORS' keys, in factor order
     pasted: bool  # pasted material was set aside
     caps: tuple[str, ...] = ()  # a simple ask, of CEILINGS' keys: no floor ask, and no decision in its question
+    asked_about: frozenset[str] = frozenset()  # the signals whose terms are in the thought's questions
 
 
 def reading(ctx: ThoughtContext) -> Reading:
@@ -597,7 +598,8 @@ def reading(ctx: ThoughtContext) -> Reading:
     if dilemma is None and not _WEIGHING.intersection(asks):
         document = words >= _DOCUMENT_WORDS
         caps = _simple(read, chunks, asked_chunks, lang, vocabulary, document)
-    return Reading(counts, details, tuple(asks), pasted > 0, caps)
+    asked_about = frozenset(_signal_terms("\n".join(asked_chunks), vocabulary)[0]) if asked_chunks else frozenset()
+    return Reading(counts, details, tuple(asks), pasted > 0, caps, asked_about)
 
 
 def _simple(
@@ -674,6 +676,10 @@ def _rank(affinity: dict[Hat, float], critical_first: bool) -> list[Hat]:
     return sorted(HATS, key=key)
 
 
+def _asked_for(hat: Hat, asked_about: frozenset[str]) -> bool:
+    return any(hat == pulled for name in asked_about for pulled, _ in _AFFINITY.get(name, ()))
+
+
 def strategy_for(score: float, thresholds: tuple[int, int, int]) -> str:
     double, triple, full = thresholds
     if score >= full:
@@ -694,7 +700,8 @@ def route(
         raise ValueError(f"unknown strategy {override!r}; choose from {', '.join(OVERRIDES)}")
     if not (len(thresholds) == 3 and thresholds[0] < thresholds[1] < thresholds[2]):
         raise ValueError(f"router thresholds must be three increasing scores, got {thresholds!r}")
-    factors, affinity = _weigh(reading(ctx), weights)
+    read = reading(ctx)
+    factors, affinity = _weigh(read, weights)
     raw = sum(f.points for f in factors)
     score = round(min(100.0, max(0.0, raw)), 1)
     strategy = strategy_for(score, thresholds) if override == "auto" else override
@@ -704,4 +711,9 @@ def route(
     else:
         needs_review = ctx.revised is not None or (ctx.confidence is not None and ctx.confidence < _LOW_CONFIDENCE)
         hats = tuple(_rank(affinity, critical_first=needs_review)[:count])
+        if count == 1 and override == "auto" and not read.asks and not _asked_for(hats[0], read.asked_about):
+            # One hat for a thought that asks nothing to weigh: it answers with the facts, unless a question asks
+            # for that hat's angle ("What could go wrong...?"); risk or people words around a lookup ("Limitation
+            # period for a breach of contract claim") are not a request for a critique.
+            hats = ("factual",)
     return Route(strategy=strategy, score=score, factors=tuple(factors), hats=hats)
