@@ -562,6 +562,10 @@ def test_no_term_stands_for_two_signals(lang: str) -> None:
         "Do we keep the old warehouse or sell it to the developer?",  # two courses of action
         "On supprime la version gratuite ?",  # French by its spaced question mark, too short for frequent words
         "Je démissionne demain ?",
+        "Prosecutor offers a lesser charge if he pleads this week. Advise him to take it?",
+        "投资方要求对赌，三年利润不到八千万我个人回购股份。签不签？",  # a verb, 不, the verb again
+        "創業50年の家業、大手ファンドからの買収提案、受けるべき？",
+        "台風が明朝直撃しそう。工場の稼働、止める？",
     ],
 )
 def test_a_yes_no_question_on_what_to_do_is_at_least_three_hats_in_any_language(thought: str) -> None:
@@ -581,6 +585,8 @@ def test_a_yes_no_question_on_what_to_do_is_at_least_three_hats_in_any_language(
         "Postgres or MongoDB for this?",
         "Tell me the default port?",  # a request, not a proposal
         "Wenn wir den Preis um 8 % erhöhen, steigt dann der Umsatz?",  # an if-clause: a sum to work out
+        "孩子发烧，布洛芬和对乙酰氨基酚能不能交替吃？",  # 能不能: can one, a fact
+        "実験参加者 120 人、1人3回測定、謝金は1回 2,000 円。予算 80 万円で足りる？",  # enough? a sum
     ],
 )
 def test_a_yes_no_question_about_a_fact_or_a_choice_between_options_is_no_dilemma(thought: str) -> None:
@@ -636,3 +642,84 @@ def test_weights_that_give_a_signal_no_points_still_let_it_choose_its_hat() -> N
     silent = Weights({**WEIGHTS.points, "facts": (0.0, 0.0, 0.0)}, WEIGHTS.floors)
     chosen = route(ctx("What is the default port of PostgreSQL?"), DEFAULT, weights=silent)
     assert "facts" not in {f.name for f in chosen.factors} and chosen.hats == ("factual",)
+
+
+# --- simple asks (round 4): a lookup, a sum or a next step stays one hat, however much surrounds it -----------
+
+CONTRACT = (
+    "Which clause caps our liability, and what's the cap? Excerpt of the MSA the customer sent back below.\n\n"
+    + "9.1 Supplier shall defend, indemnify and hold harmless Customer and its Affiliates from and against any "
+    "third-party claims, losses, damages, fines and reasonable attorneys' fees, and the possibility of lost "
+    "profits or revenue shall be excluded where the law allows. " * 12
+)
+
+
+@pytest.mark.parametrize(
+    ("thought", "cap"),
+    [
+        (
+            "420 customers at $89/mo, monthly churn 2.5%, assume zero new sales. What's MRR after 12 months?",
+            "lookup",
+        ),
+        (
+            "Funnel: 400 applicants, 12% pass phone screen, 35% of those get to onsite, 40% get an offer. "
+            "Expected hires?",  # a short question after several numbers asks for a sum
+            "lookup",
+        ),
+        ("k8s default terminationGracePeriodSeconds is 30, correct? Ravi says it's 60 on our clusters.", "lookup"),
+        (
+            "Gradebook export below. Which students are missing two or more assignments? Parent emails go out "
+            "tonight.",  # "two or more" is an amount, not options
+            "lookup",
+        ),
+        (CONTRACT, "lookup"),  # a document pasted as prose: only the user's sentences say what is asked
+        ("仓库一天发 1.2 万单，打包员每人每小时能打 90 单，两班倒、每班 8 小时，大概需要多少个打包员？", "lookup"),
+        ("取引先から届いた契約書のドラフト。損害賠償の上限を決めているのは第何条？それだけ確認したい。", "lookup"),
+        (
+            "Invoice template now has the corrected VAT number. Next: reissue the two March invoices and email "
+            "Hendrik and the Lyon customer a short note. That's it, right?",
+            "step",
+        ),
+        ("下一步：把华东二区的流量切回主机房。切之前先确认 DNS 的 TTL 已经降到 60 秒，然后按三档切。", "step"),
+    ],
+)
+def test_a_simple_ask_stays_one_factual_hat_however_much_surrounds_it(thought: str, cap: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    simple = {f.name: f for f in chosen.factors}.get("simple_ask")
+    assert chosen.strategy == "single" and chosen.score <= WEIGHTS.ceilings[cap], chosen.factors
+    assert simple is None or (simple.points < 0 and f"at most {WEIGHTS.ceilings[cap]:g}" in simple.detail)
+    assert cap == "step" or chosen.hats == ("factual",)
+    assert chosen.score == pytest.approx(sum(f.points for f in chosen.factors))
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "Which vendor should we choose for patient records, given the breach last year and the audit?",
+        "Which way do we go: cache prices at the CDN, or keep calling the pricing service?",
+        "The outage corrupted 2% of order records and the repair script is untested. What's the right course of "
+        "action?",
+        "Next: decide whether we roll back the release before the board meeting.",
+    ],
+)
+def test_a_question_that_weighs_what_to_do_is_no_simple_ask(thought: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert "simple_ask" not in {f.name for f in chosen.factors} and chosen.strategy != "single", chosen.factors
+
+
+def test_a_simple_asks_ceiling_comes_from_the_weights_table() -> None:
+    thought = "Quick litigation budget: 3 depositions at ~$4,500 each, expert at $450/h for 60 hours. Total?"
+    lower = Weights(WEIGHTS.points, WEIGHTS.floors, {**WEIGHTS.ceilings, "lookup": 10.0})
+    chosen = route(ctx(thought), DEFAULT, weights=lower)
+    assert chosen.score == 10.0 and {f.name: f.detail for f in chosen.factors}["simple_ask"].endswith("at most 10")
+    assert 10.0 < route(ctx(thought), DEFAULT).score <= WEIGHTS.ceilings["lookup"]
+
+
+def test_options_with_stakes_in_play_are_weighed_like_a_yes_no_question_on_what_to_do() -> None:
+    thought = (
+        "Found a sign error behind our published paper; corrected, the main effect reverses. Retraction or correction?"
+    )
+    chosen = route(ctx(thought), DEFAULT)
+    decision = {f.name: f.detail for f in chosen.factors}["decision"]
+    assert chosen.strategy == "triple" and decision.endswith(f"at least {WEIGHTS.floors['either_stakes']:g}")
+    assert route(ctx("Postgres or MongoDB for the new service?"), DEFAULT).strategy == "double"

@@ -607,10 +607,10 @@ def _simple(
 ) -> tuple[str, ...]:
     """The simple ask the thought makes, if any: a lookup or a sum asked with no decision in the question, or a
     next step stated with no question beyond a short confirmation ("That's it, right?"). In a document pasted as
-    prose (a contract, a report) only its questions and its first and last sentences are the user's words."""
+    prose (a contract, a report) only its questions and its first sentence are taken for the user's words."""
     lookup, request, how, step = _simple_asks(lang)
     cjk = lang in _CJK_WORDS_PER_CHAR
-    scope = "\n".join(asked + chunks[:1] + chunks[-1:]) if document else read
+    scope = "\n".join(asked + chunks[:1]) if document else read
     if not _signal_terms(scope, vocabulary)[0].keys().isdisjoint(_WEIGHED):
         return ()
 
