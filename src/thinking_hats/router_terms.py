@@ -90,21 +90,28 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
     },
     "ideation": {
         "en": "brainstorm*, idea, ideas, alternative*, what if, novel, creative*, creativity, invent*, imagine, "
+        "suggestions, any suggestions, suggest some, suggest a few, a few ways, some ways, activities for, "
         "reimagine, innovat*, unconventional, possibilit*, rethink, out of the box, come up with, explore, ways to, "
         "how might we, new approach*, other approach*, different approach*",
         "de": "brainstorm*, ~idee*, alternative*, was wäre wenn, was wenn, kreativ*, neuartig*, erfind*, innovati*, "
+        "vorschläge, fällt dir ein, fallen dir, aktivitäten für, "
         "möglichkeiten, neu denken, überdenken, ausdenken, ansätze, anderen ansatz, wege",
         "es": "lluvia de ideas, brainstorm*, idea*, se te ocurren, se os ocurren, se le ocurren, alternativa*, "
+        "sugerencias, propón, proponme, actividades para, "
         "qué pasaría si, y si, creativ*, novedos*, innova*, inventar, imaginemos, posibilidades, replantear, "
         "explorar, otras formas, nuevas formas, enfoques, otro enfoque",
         "fr": "remue-méninges, brainstorm*, idée*, alternative*, et si, créati*, innov*, inventer, imaginons, "
+        "suggestions, pistes, propose-moi, proposez-moi, activités pour, "
         "possibilités, repenser, explorer, autres façons, nouvelles façons, autres manières, approches, "
         "autre approche",
         "pt": "brainstorm*, ideia*, alternativa*, e se, criativ*, inova*, inventar, imaginemos, possibilidades, "
+        "sugestões, sugira, atividades para, "
         "repensar, explorar, outras formas, novas formas, abordagens, outra abordagem",
         "zh": "头脑风暴, 想法, 点子, 创意, 替代方案, 其他方案, 其他办法, 别的办法, 创新, 新颖, 发明, 想象, 可能性, "
+        "帮我想, 想几个, 想一些, 出几个, 活动方案, "
         "重新思考, 探索, 集思广益, 有什么办法, 新思路, 思路, 怎么让, 如何让, 有什么办法让",
         "ja": "ブレインストーミング, ブレスト, アイデア, アイディア, 代替案, 別の方法, 他の方法, 創造, 創意, 革新, "
+        "案をいくつか, 案を出して, 案が欲しい, 提案して, "
         "イノベーション, 斬新, 発明, 想像, 可能性, 見直, 案を出, 新しい方法, 工夫",
     },
     "people": {
