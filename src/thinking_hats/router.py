@@ -5,7 +5,8 @@ detail; thresholds turn the score into a strategy (a row of `STRATEGIES`); the s
 Two kinds of evidence make the score: what is asked sets a floor (a yes/no question on what to do is worth three
 hats however short; a choice, a plan, ideas, a revision, a branch, a doubt two), and what the situation holds adds
 flat points per item (parties and their positions, stakes, risks, clauses, length), so that more of them ask for
-more angles.
+more angles. A simple ask (a lookup or a sum, a next step, with nothing in the thought weighing what to do) also
+sets a ceiling: it stays one hat however much context surrounds it (round 4, router_weights.CEILINGS).
 
 It reads any of the languages in `router_terms` (English, German, Spanish, French, Portuguese, Chinese, Japanese):
 the structure (sentences, questions, parts, options) is read from punctuation and layout in any script, the
@@ -463,7 +464,12 @@ class Reading:
     asks: tuple[str, ...]  # what is asked, of FLOORS' keys, in factor order
     pasted: bool  # pasted material was set aside
     caps: tuple[str, ...] = ()  # a simple ask, of CEILINGS' keys: no floor ask, and no decision in its question
-    asked_about: frozenset[str] = frozenset()  # the signals whose terms are in the thought's questions
+    asked: str = ""  # the thought's questions, lower-cased
+    lang: str = "en"
+
+    def asked_about(self) -> frozenset[str]:
+        """The signals whose terms are in the thought's questions (read only when a one-hat route needs them)."""
+        return frozenset(_signal_terms(self.asked, _vocabulary(self.lang))[0]) if self.asked else frozenset()
 
 
 def reading(ctx: ThoughtContext) -> Reading:
@@ -596,22 +602,19 @@ def reading(ctx: ThoughtContext) -> Reading:
         asks.append(name)
     caps: tuple[str, ...] = ()
     if dilemma is None and not _WEIGHING.intersection(asks):
-        document = words >= _DOCUMENT_WORDS
-        caps = _simple(read, chunks, asked_chunks, lang, vocabulary, document)
-    asked_about = frozenset(_signal_terms("\n".join(asked_chunks), vocabulary)[0]) if asked_chunks else frozenset()
-    return Reading(counts, details, tuple(asks), pasted > 0, caps, asked_about)
+        user = "\n".join(asked_chunks + chunks[:1])  # a document's own words are not the user's
+        signals = set(terms) if words < _DOCUMENT_WORDS else set(_signal_terms(user, vocabulary)[0])
+        caps = _simple(read, chunks, asked_chunks, lang, signals)
+    return Reading(counts, details, tuple(asks), pasted > 0, caps, "\n".join(asked_chunks), lang)
 
 
-def _simple(
-    read: str, chunks: list[str], asked: list[str], lang: str, vocabulary: _Vocabulary, document: bool
-) -> tuple[str, ...]:
+def _simple(read: str, chunks: list[str], asked: list[str], lang: str, weighed: set[str]) -> tuple[str, ...]:
     """The simple ask the thought makes, if any: a lookup or a sum asked with no decision in the question, or a
     next step stated with no question beyond a short confirmation ("That's it, right?"). In a document pasted as
     prose (a contract, a report) only its questions and its first sentence are taken for the user's words."""
     lookup, request, how, step = _simple_asks(lang)
     cjk = lang in _CJK_WORDS_PER_CHAR
-    scope = "\n".join(asked + chunks[:1]) if document else read
-    if not _signal_terms(scope, vocabulary)[0].keys().isdisjoint(_WEIGHED):
+    if not weighed.isdisjoint(_WEIGHED):  # the signals of the user's words (`read`, or a document's first lines)
         return ()
 
     def short(chunk: str) -> bool:
@@ -711,7 +714,7 @@ def route(
     else:
         needs_review = ctx.revised is not None or (ctx.confidence is not None and ctx.confidence < _LOW_CONFIDENCE)
         hats = tuple(_rank(affinity, critical_first=needs_review)[:count])
-        if count == 1 and override == "auto" and not read.asks and not _asked_for(hats[0], read.asked_about):
+        if count == 1 and override == "auto" and not read.asks and not _asked_for(hats[0], read.asked_about()):
             # One hat for a thought that asks nothing to weigh: it answers with the facts, unless a question asks
             # for that hat's angle ("What could go wrong...?"); risk or people words around a lookup ("Limitation
             # period for a breach of contract claim") are not a request for a critique.

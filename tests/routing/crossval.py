@@ -21,7 +21,7 @@ tables were never written from).
 
 The held-out figure measures the fitted weights only: the term tables and the structure rules were written while
 reading the tuning rows, and are the same in every fold, so any figure here is an upper bound on unseen thoughts.
-Only the tuning files (train.FILES) are read.
+Only train.FILES are read (never a round's new frozen part, new-frozen4-*.jsonl).
 """
 
 from __future__ import annotations
