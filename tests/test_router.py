@@ -723,3 +723,12 @@ def test_options_with_stakes_in_play_are_weighed_like_a_yes_no_question_on_what_
     decision = {f.name: f.detail for f in chosen.factors}["decision"]
     assert chosen.strategy == "triple" and decision.endswith(f"at least {WEIGHTS.floors['either_stakes']:g}")
     assert route(ctx("Postgres or MongoDB for the new service?"), DEFAULT).strategy == "double"
+
+
+def test_a_plan_with_people_or_stakes_in_it_is_three_hats_a_bare_plan_two() -> None:
+    bare = route(ctx("Plan the rollout of the new search index with weekly checkpoints."), DEFAULT)
+    assert bare.strategy == "double", bare.factors
+    merger = "Plan the merger of the two primary schools for September: parents are protesting already."
+    chosen = route(ctx(merger), DEFAULT)
+    planning = {f.name: f.detail for f in chosen.factors}["planning"]
+    assert chosen.strategy == "triple" and planning.endswith(f"at least {WEIGHTS.floors['planning_stakes']:g}")

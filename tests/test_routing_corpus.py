@@ -25,9 +25,9 @@ PARTS = ("tuning", "tuning-extra", "retired-frozen", "frozen")
 ENGLISH_TARGET, OTHER_TARGET, OVER_ROUTED_LIMIT = 0.95, 0.90, 0.05
 # Where a file is still below its target, and what this round reached there: a change may not fall below it.
 REACHED = {
-    "tuning-extra": {"de": 0.86, "pt": 0.87, "ja": 0.83},
-    "retired-frozen": {"en": 0.875},
-    "frozen": {"overall": 0.88, "en": 0.80, "zh": 0.82},
+    "tuning-extra": {"pt": 0.87, "ja": 0.83},
+    "retired-frozen": {"en": 0.89},
+    "frozen": {"en": 0.81, "zh": 0.875},
 }
 # Files still routing more than OVER_ROUTED_LIMIT above their labels, and the share this round reached.
 OVER_ROUTED_REACHED = {"frozen": 0.065}

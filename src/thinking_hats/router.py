@@ -147,7 +147,8 @@ _SESSION_HATS: dict[str, tuple[tuple[Hat, float], ...]] = {
     "low_confidence": (("critical", 1.0),),
 }
 FACTORS: tuple[str, ...] = ("length", "questions", "structure", *_AFFINITY, *_SESSION_HATS, "simple_ask")
-_FLOOR_FACTOR = {"either": "decision", "either_stakes": "decision"}  # an ask whose floor another factor shows
+_FLOOR_FACTOR = {"either": "decision", "either_stakes": "decision", "planning_stakes": "planning"}
+_PLAN_AT_STAKE = ("stakes", "risk", "people", "stakeholders")  # an ask whose floor another factor shows
 # A simple ask (a lookup or a sum, a next step) caps the score; its factor shows the points taken off, and a lookup
 # brings the factual hat.
 _CEILING_DETAIL = {"lookup": "asks for a fact or a sum", "step": "states the next step"}
@@ -586,6 +587,8 @@ def reading(ctx: ThoughtContext) -> Reading:
         add(signal.name, count, _shown(found))
         if signal.name == "decision" and either:
             asks.append("either_stakes" if ("stakes" in terms or extra["stakes"]) else "either")
+        elif signal.name == "planning" and any(terms.get(name) or extra.get(name) for name in _PLAN_AT_STAKE):
+            asks.append("planning_stakes")  # a plan with people, stakes or risks in it: more than checkpoints
         elif signal.name in FLOORS:
             asks.append(signal.name)
 

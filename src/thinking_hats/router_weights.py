@@ -39,6 +39,7 @@ FLOORS: dict[str, float] = {
     "either": 25,
     "either_stakes": 45,
     "planning": 25,
+    "planning_stakes": 45,
     "ideation": 25,
     "revision": 25,
     "branch": 25,

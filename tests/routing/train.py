@@ -80,6 +80,7 @@ HAND_SET = Weights(
         "either": 25.0,
         "either_stakes": 45.0,  # round 4: options with stakes in play ("Retraction or correction?")
         "planning": 25.0,
+        "planning_stakes": 45.0,  # round 4: a plan with people, stakes or risks in it
         "ideation": 25.0,
         "revision": 25.0,
         "branch": 25.0,
