@@ -732,3 +732,16 @@ def test_a_plan_with_people_or_stakes_in_it_is_three_hats_a_bare_plan_two() -> N
     chosen = route(ctx(merger), DEFAULT)
     planning = {f.name: f.detail for f in chosen.factors}["planning"]
     assert chosen.strategy == "triple" and planning.endswith(f"at least {WEIGHTS.floors['planning_stakes']:g}")
+
+
+def test_a_chinese_thought_with_an_english_trace_pasted_as_prose_is_read_as_chinese() -> None:
+    thought = (
+        "定时对账任务凌晨又挂了，下面是 Celery worker 的日志。帮我看一下是哪个函数里除零了，先定位到行。\n\n"
+        "decimal.DivisionByZero: [<class 'decimal.DivisionByZero'>]\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        "The worker could not finish the reconciliation job for the merchants listed in the batch and gave up "
+        "after the third attempt, or so the scheduler says in its summary of the failed run."
+    )
+    chosen = route(ctx(thought), DEFAULT)
+    assert chosen.strategy == "single" and chosen.hats == ("factual",), chosen.factors
+    assert "simple_ask" in {f.name for f in chosen.factors} or chosen.score <= WEIGHTS.ceilings["lookup"]

@@ -233,6 +233,7 @@ _JA_EITHER = re.compile(r"か[、，,][^。？?\s]{1,40}か(?:[。？?を で]|�
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 _KANA = re.compile(r"[\u3040-\u30ff]")
+_ASCII_LETTERS = re.compile(r"[A-Za-z]")
 _LETTERS = re.compile(r"[^\W\d_]+")
 _ASCII_WORD = re.compile(r"[A-Za-z0-9][\w.+-]*")
 _CURRENCY = re.compile(r"[$€£¥₹]\s?\d")
@@ -367,7 +368,13 @@ def _language(text: str) -> str:
     """The language of the prose: by script for Chinese and Japanese, by frequent words for the rest."""
     head = text[:500]
     cjk = len(_CJK.findall(head))
-    if cjk >= 2 and cjk * 4 > len(head) - head.count(" "):
+    # Written in Chinese or Japanese: most of the text, or the opening line (the user's words, before an English
+    # log or trace pasted in prose).
+    opening = head.lstrip().partition("\n")[0]
+    opened = len(_CJK.findall(opening))
+    if (cjk >= 2 and cjk * 4 > len(head) - head.count(" ")) or (
+        opened >= 5 and opened * 2 > len(_ASCII_LETTERS.findall(opening))
+    ):
         return "ja" if len(_KANA.findall(head)) >= 2 else "zh"
     counts = {lang: sum(head.count(c) for c in LETTERS.get(lang, ())) for lang in STOPWORDS}
     counts["fr"] += head.count(" ?") + head.count(" !") + head.count("«")  # French typography spaces them
