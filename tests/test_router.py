@@ -745,3 +745,16 @@ def test_a_chinese_thought_with_an_english_trace_pasted_as_prose_is_read_as_chin
     chosen = route(ctx(thought), DEFAULT)
     assert chosen.strategy == "single" and chosen.hats == ("factual",), chosen.factors
     assert "simple_ask" in {f.name for f in chosen.factors} or chosen.score <= WEIGHTS.ceilings["lookup"]
+
+
+def test_a_branch_a_doubt_or_ideas_stay_two_hats_unless_people_or_stakes_are_in_play() -> None:
+    branch = (
+        "Alternative: lift the 30 VMs to a cloud provider instead of buying new hosts. No capex, no hardware "
+        "refresh in 2029, and no more 3am disk-replacement runs, but a migration risk for the batch jobs and a "
+        "regression risk in the nightly exports. What would have to be true for this to be clearly better?"
+    )
+    chosen = route(ctx(branch, branch_origin=(1, "Buy new hosts")), DEFAULT)
+    capped = {f.name: f.detail for f in chosen.factors}["simple_ask"]
+    assert chosen.strategy == "double" and capped.endswith(f"at most {WEIGHTS.ceilings['second_angle']:g}")
+    with_people = branch + " The ops team is split and the CFO wants a decision by Friday."
+    assert route(ctx(with_people, branch_origin=(1, "Buy new hosts")), DEFAULT).strategy in ("triple", "full")

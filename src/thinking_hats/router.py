@@ -151,7 +151,14 @@ _FLOOR_FACTOR = {"either": "decision", "either_stakes": "decision", "planning_st
 _PLAN_AT_STAKE = ("stakes", "risk", "people", "stakeholders")  # an ask whose floor another factor shows
 # A simple ask (a lookup or a sum, a next step) caps the score; its factor shows the points taken off, and a lookup
 # brings the factual hat.
-_CEILING_DETAIL = {"lookup": "asks for a fact or a sum", "step": "states the next step"}
+_CEILING_DETAIL = {
+    "lookup": "asks for a fact or a sum",
+    "step": "states the next step",
+    "second_angle": "a branch, a doubt or ideas with no people or stakes in play",
+}
+_SECOND_ANGLE = frozenset(("branch", "low_confidence", "ideation"))
+_RAISED = frozenset(("either_stakes", "planning_stakes"))  # asks that already want a third angle
+_THIRD_ANGLE = ("stakes", "people", "stakeholders")
 _LOOKUP_AFFINITY = 30.0
 _SHORT_ASK = (4, 12)  # "Total?", "Expected hires?", "大概需要多少？": words (Latin), characters (CJK)
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
@@ -471,7 +478,7 @@ class Reading:
     details: dict[str, str]
     asks: tuple[str, ...]  # what is asked, of FLOORS' keys, in factor order
     pasted: bool  # pasted material was set aside
-    caps: tuple[str, ...] = ()  # a simple ask, of CEILINGS' keys: no floor ask, and no decision in its question
+    caps: tuple[str, ...] = ()  # of CEILINGS' keys: a simple ask, or a second angle with nothing more in play
     asked: str = ""  # the thought's questions, lower-cased
     lang: str = "en"
 
@@ -615,6 +622,9 @@ def reading(ctx: ThoughtContext) -> Reading:
         user = "\n".join(asked_chunks + chunks[:1])  # a document's own words are not the user's
         signals = set(terms) if words < _DOCUMENT_WORDS else set(_signal_terms(user, vocabulary)[0])
         caps = _simple(read, chunks, asked_chunks, lang, signals)
+    # A branch, a doubt or a call for ideas is worth a second angle; a third takes people or stakes in play.
+    if not caps and dilemma is None and _SECOND_ANGLE.intersection(asks) and not _RAISED.intersection(asks):
+        caps = () if any(counts.get(name) for name in _THIRD_ANGLE) else ("second_angle",)
     return Reading(counts, details, tuple(asks), pasted > 0, caps, "\n".join(asked_chunks), lang)
 
 

@@ -46,9 +46,10 @@ FLOORS: dict[str, float] = {
     "low_confidence": 25,
 }
 
-# a simple ask (a lookup or a sum, a next step; see router_terms.LOOKUP_TERMS): the score it allows
-# at most
+# the score allowed at most: a simple ask (a lookup or a sum, a next step; see
+# router_terms.LOOKUP_TERMS), and a branch, a doubt or ideas with no people or stakes in play
 CEILINGS: dict[str, float] = {
     "lookup": 20,
     "step": 20,
+    "second_angle": 44,
 }

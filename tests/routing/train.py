@@ -86,9 +86,9 @@ HAND_SET = Weights(
         "branch": 25.0,
         "low_confidence": 25.0,
     },
-    # Round 4: a simple ask (a lookup or a sum, a next step) caps the score. Not fitted: a ceiling is a label rule
-    # ("stays single however much context surrounds it"), set below the double threshold.
-    ceilings={"lookup": 20.0, "step": 20.0},
+    # Round 4: a simple ask (a lookup or a sum, a next step) caps the score below the double threshold, and a branch,
+    # a doubt or ideas with no people or stakes in play below the triple one. Not fitted: each is a labelling rule.
+    ceilings={"lookup": 20.0, "step": 20.0, "second_angle": 44.0},
 )
 WEIGHTS_FILE = ROOT / "src" / "thinking_hats" / "router_weights.py"
 # Factors read as one unit at most (an ask, a session cue): only their first unit's points mean anything.
@@ -318,8 +318,8 @@ def render(weights: Weights, note: str) -> str:
     lines.append("FLOORS: dict[str, float] = {")
     lines += [f'    "{ask}": {value:g},' for ask, value in weights.floors.items()]
     lines += ["}", ""]
-    lines.append("# a simple ask (a lookup or a sum, a next step; see router_terms.LOOKUP_TERMS): the score it allows")
-    lines.append("# at most")
+    lines.append("# the score allowed at most: a simple ask (a lookup or a sum, a next step; see")
+    lines.append("# router_terms.LOOKUP_TERMS), and a branch, a doubt or ideas with no people or stakes in play")
     lines.append("CEILINGS: dict[str, float] = {")
     lines += [f'    "{cap}": {value:g},' for cap, value in weights.ceilings.items()]
     lines += ["}", ""]
