@@ -346,8 +346,9 @@ DECISION_QUESTIONS: dict[str, str] = {
     # A question opening with an action verb proposes doing it: "Expel the student?", "Promote the replica now?"
     r"|^(?:accept|adopt|advise|approve|buy|cancel|close|continue|cut|delay|drop|escalate|expel|fail over|file|fire|"
     r"go ahead|hire|keep|launch|lay off|merge|"
-    r"migrate|move|"
-    r"notify|disclose|outsource|pause|postpone|promote|publish|pull|quit|raise|recall|refund|reject|relocate|"
+    r"migrate|move|deprecate|sunset|retire|discontinue|renew|extend|ban|allow|admit|discharge|operate|intervene|"
+    r"confront|apologi[sz]e|invest|pay|offer|outsource|spin off|"
+    r"notify|disclose|pause|postpone|promote|publish|pull|quit|raise|recall|refund|reject|relocate|"
     r"replace|report|retract|rewrite|roll back|sell|settle|shut|sign|stop|sue|suspend|switch|take|tell|terminate|"
     r"withdraw)\b(?! (?:me|us|a look)\b)",
     # The verb first: "Schließen wir das Werk?", "Soll ich es ihm sagen?" (not "Haben wir ein Backup?").
