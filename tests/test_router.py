@@ -700,6 +700,8 @@ def test_a_simple_ask_stays_one_factual_hat_however_much_surrounds_it(thought: s
         "The outage corrupted 2% of order records and the repair script is untested. What's the right course of "
         "action?",
         "Next: decide whether we roll back the release before the board meeting.",
+        "Two of 30 patients had the reaction and the sponsor wants to go on. What is the right thing to do here?",
+        "Le fournisseur a 3 semaines de retard et 40 % du stock est bloqué. Que feriez-vous ?",
     ],
 )
 def test_a_question_that_weighs_what_to_do_is_no_simple_ask(thought: str) -> None:

@@ -26,7 +26,8 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "how should we proceed, "
         "how do we handle, how should we handle, how should i handle, how do we respond, how should we respond, "
         "what is the right call, what's the right call, which way, which do we, which should we, which would you, "
-        "course of action, the right move, the best move, way forward",
+        "course of action, the right move, the best move, way forward, the right thing, what would you do, "
+        "what would you recommend, what do you recommend",
         "de": "sollen wir, sollten wir, soll ich, sollte ich, soll man, sollte man, sollen die, müssen wir uns, "
         "~entscheid*, wählen, wählt, auswahl, auswählen, abwäg*, abwägung, option*, ob wir, ob ich, ob man, "
         "vor- und nachteile, vorteile und nachteile, stattdessen, anstatt, statt, lieber, ~vergleich*, lohnt sich, "
@@ -34,24 +35,25 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "was sollen wir tun, was soll ich tun, was machen wir, was mache ich, wie entscheiden wir, "
         "wie gehen wir vor, wie sollen wir vorgehen, wie gehe ich vor, wie soll ich vorgehen, wie reagieren wir, "
         "wie verfahren wir, wie gehen wir damit um, wie gehe ich damit um, was nun, welche linie, welchen weg, "
-        "wie positionieren",
+        "wie positionieren, was würdest du tun, was würden sie tun, was empfiehlst du, was ist das richtige",
         "es": "deberíamos, debemos, debería, debo, conviene, convendría, decid*, decisión, decisiones, elegir, "
         "elijo, elegimos, elección, escoger, opción, opciones, ventajas y desventajas, pros y contras, en lugar de, "
         "en vez de, compar*, vale la pena, frente a, versus, vs, si deberíamos, nos quedamos, mantener o, "
         "qué hacemos, qué hago, qué debo hacer, qué deberíamos hacer, qué hacer, cómo decidimos, cómo procedemos, "
         "cómo proceder, cómo actuamos, cómo actuar, cómo reaccionamos, cómo lo manejamos, cómo manejamos, y ahora qué, "
-        "qué postura, qué camino",
+        "qué postura, qué camino, qué harías, qué recomiendas, lo correcto",
         "fr": "devrions-nous, devons-nous, faut-il, dois-je, devrais-je, devrait-on, doit-on, devrions, devrait-il, "
         "choisir, choix, décid*, décision*, option*, avantages et inconvénients, pour et contre, au lieu de, "
         "plutôt que, compar*, vaut-il la peine, vaut la peine, arbitrage*, versus, vs, garder ou, se prononcer, "
         "que faire, que fait-on, qu'est-ce qu'on fait, que dois-je faire, que devons-nous faire, comment procéder, "
         "comment on procède, comment réagir, comment réagit-on, comment gérer, comment on gère, comment agir, "
-        "quelle ligne, quelle position, quelle attitude, quelle conduite, quelle posture",
+        "quelle ligne, quelle position, quelle attitude, quelle conduite, quelle posture, que ferais-tu, "
+        "que feriez-vous, que recommandes-tu",
         "pt": "devemos, deveríamos, devo, deveria, decid*, decisão, decisões, escolher, escolha*, opção, opções, "
         "prós e contras, vantagens e desvantagens, em vez de, ao invés de, compar*, vale a pena, versus, vs, "
         "manter ou, o que fazemos, o que faço, o que fazer, o que devo fazer, o que devemos fazer, como procedemos, "
         "como proceder, como agimos, como agir, como reagimos, como reagir, como lidar, como lidamos, que postura, "
-        "qual postura, qual caminho",
+        "qual postura, qual caminho, o que você faria, o que recomenda, o certo",
         "zh": "是否, 要不要, 该不该, 应不应该, 应该, 选择, 选哪, 决定, 决策, 取舍, 权衡, 利弊, 优缺点, 方案, 选项, "
         "对比, 比较, 值不值得, 值得吗, 哪个更好, 哪一个, 哪种, 怎么办, 如何是好, 该怎么做, 如何处理, 怎么处理, "
         "怎么应对, 如何应对, 该如何, 下一步怎么走",
