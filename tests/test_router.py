@@ -702,6 +702,7 @@ def test_a_simple_ask_stays_one_factual_hat_however_much_surrounds_it(thought: s
         "Next: decide whether we roll back the release before the board meeting.",
         "Two of 30 patients had the reaction and the sponsor wants to go on. What is the right thing to do here?",
         "Le fournisseur a 3 semaines de retard et 40 % du stock est bloqué. Que feriez-vous ?",
+        "Two patients, one of them 82, both deteriorating. Which of them gets the last ICU bed tonight?",
     ],
 )
 def test_a_question_that_weighs_what_to_do_is_no_simple_ask(thought: str) -> None:

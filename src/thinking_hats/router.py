@@ -159,6 +159,7 @@ _CEILING_DETAIL = {
 _SECOND_ANGLE = frozenset(("branch", "low_confidence", "ideation"))
 _RAISED = frozenset(("either_stakes", "planning_stakes"))  # asks that already want a third angle
 _THIRD_ANGLE = ("stakes", "people", "stakeholders")
+_AT_STAKE = frozenset(("stakes", "risk", "stakeholders"))  # in a short thought's question: no lookup
 _LOOKUP_AFFINITY = 30.0
 _SHORT_ASK = (4, 12)  # "Total?", "Expected hires?", "大概需要多少？": words (Latin), characters (CJK)
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
@@ -621,17 +622,22 @@ def reading(ctx: ThoughtContext) -> Reading:
     if dilemma is None and not _WEIGHING.intersection(asks):
         user = "\n".join(asked_chunks + chunks[:1])  # a document's own words are not the user's
         signals = set(terms) if words < _DOCUMENT_WORDS else set(_signal_terms(user, vocabulary)[0])
-        caps = _simple(read, chunks, asked_chunks, lang, signals)
+        plain = pasted == 0 and words < _DOCUMENT_WORDS
+        caps = _simple(read, chunks, asked_chunks, lang, signals, vocabulary if plain else None)
     # A branch, a doubt or a call for ideas is worth a second angle; a third takes people or stakes in play.
     if not caps and dilemma is None and _SECOND_ANGLE.intersection(asks) and not _RAISED.intersection(asks):
         caps = () if any(counts.get(name) for name in _THIRD_ANGLE) else ("second_angle",)
     return Reading(counts, details, tuple(asks), pasted > 0, caps, "\n".join(asked_chunks), lang)
 
 
-def _simple(read: str, chunks: list[str], asked: list[str], lang: str, weighed: set[str]) -> tuple[str, ...]:
+def _simple(
+    read: str, chunks: list[str], asked: list[str], lang: str, weighed: set[str], vocabulary: _Vocabulary | None
+) -> tuple[str, ...]:
     """The simple ask the thought makes, if any: a lookup or a sum asked with no decision in the question, or a
     next step stated with no question beyond a short confirmation ("That's it, right?"). In a document pasted as
-    prose (a contract, a report) only its questions and its first sentence are taken for the user's words."""
+    prose (a contract, a report) only its questions and its first sentence are taken for the user's words. In a
+    short thought with nothing pasted (`vocabulary` given), a question naming stakes, risks or positions is no
+    lookup."""
     lookup, request, how, step = _simple_asks(lang)
     cjk = lang in _CJK_WORDS_PER_CHAR
     if not weighed.isdisjoint(_WEIGHED):  # the signals of the user's words (`read`, or a document's first lines)
@@ -642,6 +648,8 @@ def _simple(read: str, chunks: list[str], asked: list[str], lang: str, weighed: 
 
     numbers = len(_NUMBERS.findall(read))
     for chunk in asked:
+        if vocabulary is not None and not _signal_terms(chunk, vocabulary)[0].keys().isdisjoint(_AT_STAKE):
+            continue  # "Which of the two patients gets the last ICU bed?" weighs stakes, it looks nothing up
         if lookup.search(chunk) or (short(chunk) and numbers >= _ENOUGH_NUMBERS and not how.search(chunk)):
             return ("lookup",)
     for chunk in (chunks if cjk else chunks[:2] + chunks[-1:]) if not asked else ():
