@@ -7,7 +7,8 @@
     python tests/routing/crossval.py --groups --shipped # the shipped weights, each author group on its own
 
 Leave-one-author-group-out (round 4): the rows come from three groups of writers (GROUPS: A = tuning.jsonl and
-retired-frozen.jsonl, one author; B = tuning-extra.jsonl; C = frozen.jsonl, three writers of round 3's frozen part).
+retired-frozen.jsonl, one author; B = tuning-extra.jsonl; C = retired-frozen-3.jsonl, the three writers of round
+3's frozen part).
 Fitting on two groups and judging the third measures how far the fit carries to another author's style, which
 the random folds cannot (every fold holds rows of every author). Hand-written changes (terms, reading rules) are
 judged by each group's own figures, preferring changes that help a group they were not derived from.
@@ -21,7 +22,7 @@ tables were never written from).
 
 The held-out figure measures the fitted weights only: the term tables and the structure rules were written while
 reading the tuning rows, and are the same in every fold, so any figure here is an upper bound on unseen thoughts.
-Only train.FILES are read (never a round's new frozen part, new-frozen4-*.jsonl).
+Only train.FILES are read (the four tuning files; never the frozen part, frozen.jsonl).
 """
 
 from __future__ import annotations

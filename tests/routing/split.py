@@ -3,9 +3,10 @@
     python tests/routing/split.py
 
 The split is by authorship, not by hash: frozen.jsonl holds the thoughts written after the router was frozen at
-the end of round 3 (ids `f3-`), by writers who never saw the router; every row written before is tuning data
-(tuning.jsonl, tuning-extra.jsonl, and retired-frozen.jsonl, the frozen part of rounds 1 and 2). Nothing is
-rewritten here: rows never move into the frozen part, and a later round needs a fresh frozen part of its own.
+the end of round 4 (ids `f4-`), by four writers who never saw the router. Every row written before is tuning data:
+tuning.jsonl, tuning-extra.jsonl, retired-frozen.jsonl (the frozen part of rounds 1 and 2) and
+retired-frozen-3.jsonl (round 3's frozen part, ids `f3-`, tuned on in round 4). Nothing is rewritten here: rows
+never move into the frozen part, and a later round needs a fresh frozen part of its own.
 Prints the counts, or the problems found (exit status 1).
 """
 
@@ -17,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-TUNING = ("tuning.jsonl", "tuning-extra.jsonl", "retired-frozen.jsonl")
+TUNING = ("tuning.jsonl", "tuning-extra.jsonl", "retired-frozen.jsonl", "retired-frozen-3.jsonl")
 FROZEN = "frozen.jsonl"
-FROZEN_PREFIX = "f3-"
+FROZEN_PREFIX = "f4-"
+# Earlier rounds' frozen parts keep their id prefixes in the file they were retired to, and only there.
+RETIRED_PREFIXES = {"f3-": "retired-frozen-3.jsonl"}
 LANGS = ("en", "de", "es", "fr", "pt", "zh", "ja")
 DOMAINS = ("software", "operations", "medicine", "business", "people", "research", "law", "education")
 KINDS = (
@@ -84,6 +87,9 @@ def shape_problems(corpus: dict[str, list[Row]]) -> list[str]:
             where.setdefault(row["id"], name)
             if (name == FROZEN) != row["id"].startswith(FROZEN_PREFIX):
                 problems.append(f"{name}: id {row['id']} (only the frozen part's ids start with {FROZEN_PREFIX})")
+            for prefix, home in RETIRED_PREFIXES.items():
+                if (name == home) != row["id"].startswith(prefix):
+                    problems.append(f"{name}: id {row['id']} (only {home}'s ids start with {prefix})")
     if len(rows) < MIN_ROWS:
         problems.append(f"{len(rows)} thoughts in all, fewer than {MIN_ROWS}")
     if len(frozen) < MIN_FROZEN_SHARE * len(rows):

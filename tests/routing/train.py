@@ -25,7 +25,8 @@ Round 4 (all four files, 1,019 rows; leave-one-author-group-out, `crossval.py --
 groups agree with the third on A 94.9%, B 89.4%, C 91.5% (all 92.4%), the hand-set ones on A 96.1%, B 91.0%,
 C 91.2% (all 93.2%), so the hand-set weights still ship. The ceilings are not fitted (labelling rules).
 
-Only FILES are read; a round's new frozen part (new-frozen4-*.jsonl) is never opened here.
+Only FILES are read (the four tuning files); the frozen part, frozen.jsonl (round 4's, ids `f4-`), is never
+opened here. Round 3's frozen part, tuned on in round 4, is retired-frozen-3.jsonl (group C).
 """
 
 from __future__ import annotations
@@ -44,14 +45,14 @@ from thinking_hats import router_weights  # noqa: E402
 from thinking_hats.router import FACTORS, Weights, reading  # noqa: E402
 from thinking_hats.routing_eval import ORDER, Labelled, load  # noqa: E402
 
-# Every labelled file is tuning data since round 4 (retired-frozen: rounds 1-2's frozen part; frozen: round 3's,
-# evaluated once). A round's new frozen part (new-frozen4-*.jsonl) is never listed here nor opened.
-FILES = ("tuning.jsonl", "tuning-extra.jsonl", "retired-frozen.jsonl", "frozen.jsonl")
+# The tuning files (retired-frozen: rounds 1-2's frozen part; retired-frozen-3: round 3's, evaluated once and tuned
+# on in round 4). The frozen part, frozen.jsonl (round 4's), is never listed here nor opened.
+FILES = ("tuning.jsonl", "tuning-extra.jsonl", "retired-frozen.jsonl", "retired-frozen-3.jsonl")
 # The rows by who wrote them, for leave-one-author-group-out validation (crossval.py --groups).
 GROUPS = {
     "A": ("tuning.jsonl", "retired-frozen.jsonl"),
     "B": ("tuning-extra.jsonl",),
-    "C": ("frozen.jsonl",),
+    "C": ("retired-frozen-3.jsonl",),
 }
 THRESHOLDS = (25, 45, 65)  # the default THINKING_THRESHOLDS
 # The weights set by hand before any fit (round 2): where the search starts, and what `--prior` pulls towards.
