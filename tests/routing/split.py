@@ -2,8 +2,9 @@
 
     python tests/routing/split.py
 
-The split is by authorship, not by hash: frozen.jsonl holds the thoughts written after the router was frozen at
-the end of round 4 (ids `f4-`), by four writers who never saw the router. Every row written before is tuning data:
+The split is by authorship, not by hash: frozen.jsonl holds round 4's frozen part (ids `f4-`), written during
+round 4 by four writers who never saw the router, never read while tuning, and evaluated once with the router
+frozen at the end of round 4. The rows the router was tuned on are tuning data:
 tuning.jsonl, tuning-extra.jsonl, retired-frozen.jsonl (the frozen part of rounds 1 and 2) and
 retired-frozen-3.jsonl (round 3's frozen part, ids `f3-`, tuned on in round 4). Nothing is rewritten here: rows
 never move into the frozen part, and a later round needs a fresh frozen part of its own.
