@@ -92,6 +92,7 @@ class Plan:
     concurrent: int
     concurrency_latencies: tuple[float, ...]
     cold_runs: int
+    startup_pairs: int  # alternating spawns of thinking-hats and the floor, for the paired start-up figure
     peer_rounds: int  # each round: every client against every server, servers in a rotated order
     peer_calls: int
     peer_warmup: int
@@ -110,6 +111,7 @@ FULL = Plan(
     concurrent=20,
     concurrency_latencies=(0.2, 1.0),
     cold_runs=5,
+    startup_pairs=20,
     peer_rounds=5,
     peer_calls=1000,
     peer_warmup=100,
@@ -127,6 +129,7 @@ SMOKE = Plan(
     concurrent=4,
     concurrency_latencies=(0.02,),
     cold_runs=1,
+    startup_pairs=2,
     peer_rounds=1,
     peer_calls=20,
     peer_warmup=5,
@@ -797,6 +800,55 @@ def rows_startup_imports(result: dict[str, Any]) -> list[tuple[str, str, str]]:
     ]
 
 
+async def spawn_to_initialize(argv: list[str], env: dict[str, str]) -> float:
+    """Seconds from spawning a stdio server to its `initialize` reply (raw JSON-RPC: no client library's costs)."""
+    started = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, *argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+    await process.stdin.drain()
+    await process.stdout.readline()
+    elapsed = time.perf_counter() - started
+    process.stdin.close()
+    await process.wait()
+    return elapsed
+
+
+async def bench_startup_pairs(ctx: Ctx) -> dict[str, Any]:
+    """Start-up beside the floor, paired: the two servers are spawned alternately, so a slow moment of a shared
+    machine costs both (single start-ups here vary by ~100 ms; the peer table has 5 per server and client). Over
+    one existing store, as a client restarting its server has; creating a new store is measured apart."""
+    ours, floor = [], []
+    env = server_env(ctx.work / "pairs", None)
+    fresh = [await spawn_to_initialize(["-m", "thinking_hats"], server_env(ctx.work / f"fresh-{run}", None))
+             for run in range(3)]  # fmt: skip
+    for run in range(ctx.plan.startup_pairs):
+        pair = [(["-m", "thinking_hats"], ours), ([str(HERE / "floor_server.py")], floor)]
+        for argv, into in pair if run % 2 == 0 else reversed(pair):
+            into.append(await spawn_to_initialize(argv, env))
+    return {
+        "pairs": len(ours),
+        "thinking_hats_s": round(statistics.median(ours), 3),
+        "floor_s": round(statistics.median(floor), 3),
+        "paired_difference_ms": round(statistics.median(a - b for a, b in zip(ours, floor, strict=True)) * 1000, 1),
+        "new_store_s": round(statistics.median(fresh), 3),
+    }
+
+
+def rows_startup_pairs(result: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [
+        (
+            f"start-up beside the floor, paired ({result['pairs']} alternating spawns each over an existing store, "
+            f"raw `initialize`; median of the differences; a new store: {result['new_store_s']:.2f} s)",
+            f"{result['thinking_hats_s']:.2f} s vs {result['floor_s']:.2f} s: "
+            f"**{result['paired_difference_ms']:+.0f} ms**",
+            "<= +60 ms",
+        )
+    ]
+
+
 # --- 10. beside the floor and the reference server, through three clients --------------------------------------
 
 NODE_PACKAGES = ("@modelcontextprotocol/sdk@^1", "@modelcontextprotocol/server-sequential-thinking")
@@ -1133,6 +1185,7 @@ MEASUREMENTS = (
     Measurement("think", bench_think, rows_think),
     Measurement("components", bench_components, rows_components),
     Measurement("startup_imports", bench_startup_imports, rows_startup_imports),
+    Measurement("startup_pairs", bench_startup_pairs, rows_startup_pairs),
     Measurement("peers", bench_peers, rows_peers, peer_table),
 )
 
