@@ -35,6 +35,7 @@ from .router_terms import (
     OR_AMOUNT,
     OR_TERMS,
     REQUEST_TERMS,
+    RELAYED_TERMS,
     SEQUENCE_TERMS,
     SIGNAL_TERMS,
     STEP_TERMS,
@@ -354,7 +355,8 @@ def _terms_pattern(table: dict[str, str], lang: str) -> re.Pattern[str]:
 @cache
 def _simple_asks(lang: str) -> tuple[re.Pattern[str], ...]:
     """How a lookup is asked, requested, a short question asks how to act, and a next step is stated."""
-    return tuple(_terms_pattern(table, lang) for table in (LOOKUP_TERMS, REQUEST_TERMS, HOW_TERMS, STEP_TERMS))
+    tables = (LOOKUP_TERMS, REQUEST_TERMS, HOW_TERMS, STEP_TERMS, RELAYED_TERMS)
+    return tuple(_terms_pattern(table, lang) for table in tables)
 
 
 @cache
@@ -620,8 +622,8 @@ def reading(ctx: ThoughtContext) -> Reading:
         asks.append(name)
     caps: tuple[str, ...] = ()
     if dilemma is None and not _WEIGHING.intersection(asks):
-        user = "\n".join(asked_chunks + chunks[:1])  # a document's own words are not the user's
-        signals = set(terms) if words < _DOCUMENT_WORDS else set(_signal_terms(user, vocabulary)[0])
+        user = "\n".join(asked_chunks or chunks[:1] + chunks[-1:])  # the ask, not the situation around it
+        signals = set(_signal_terms(user, vocabulary)[0])
         plain = pasted == 0 and words < _DOCUMENT_WORDS
         caps = _simple(read, chunks, asked_chunks, lang, signals, vocabulary if plain else None)
     # A branch, a doubt or a call for ideas is worth a second angle; a third takes people or stakes in play.
@@ -638,7 +640,7 @@ def _simple(
     prose (a contract, a report) only its questions and its first sentence are taken for the user's words. In a
     short thought with nothing pasted (`vocabulary` given), a question naming stakes, risks or positions is no
     lookup."""
-    lookup, request, how, step = _simple_asks(lang)
+    lookup, request, how, step, relayed = _simple_asks(lang)
     cjk = lang in _CJK_WORDS_PER_CHAR
     if not weighed.isdisjoint(_WEIGHED):  # the signals of the user's words (`read`, or a document's first lines)
         return ()
@@ -654,11 +656,22 @@ def _simple(
             return ("lookup",)
     for chunk in (chunks if cjk else chunks[:2] + chunks[-1:]) if not asked else ():
         found = request.search(chunk) if cjk else request.match(chunk.strip(" \t\n-*•¿¡"))  # an imperative opens it
-        if found is not None:
+        if found is not None or _relayed(chunk, relayed, lookup, numbers >= _ENOUGH_NUMBERS, lang):
             return ("lookup",)
+    if not asked and chunks and lookup.search(chunks[-1]) and not how.search(chunks[-1]):
+        return ("lookup",)  # an unmarked question: "total person-days of capacity, roughly"
     if step.search(read) and all(short(chunk) for chunk in asked):
         return ("step",)
     return ()
+
+
+def _relayed(chunk: str, relayed: re.Pattern[str], lookup: re.Pattern[str], sums: bool, lang: str) -> bool:
+    """Someone's request passed on is simple when it asks for a fact or a sum ("Lena fragt, wie viele GB wir
+    brauchen"), not a judgement ("fragt mich, ob sie die Richtige ist") nor a favour ("me demande de lui prêter")."""
+    found = relayed.search(chunk)
+    if found is None or not _signal_terms(chunk, _vocabulary(lang))[0].keys().isdisjoint(_AT_STAKE | _WEIGHED):
+        return False
+    return sums or lookup.search(chunk, found.end()) is not None
 
 
 def _weigh(reading: Reading, weights: Weights) -> tuple[list[Factor], dict[Hat, float]]:

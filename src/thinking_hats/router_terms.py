@@ -451,26 +451,38 @@ LETTERS: dict[str, tuple[str, ...]] = {
 # a next mechanical step ("Next: reissue the two invoices"). None holds when the thought also weighs what to do (a
 # decision term, a yes/no question on what to do, options, a plan, ideas, a revision, a branch, a doubt).
 LOOKUP_TERMS: dict[str, str] = {
-    "en": "which, what's, what is, what are, what was, how many, how much, how long, total, in total, correct",
-    "de": "welche, welcher, welches, welchen, welchem, wie viel, wie viele, wie lange, insgesamt, summe, "
+    "en": "when, where, who, what date, what time, what year, what version, on what date, by when, is that right, is this right, am i right, which, what's, what is, what are, what was, how many, how much, how long, total, in total, correct",
+    "de": "wann, wo, wer, bis wann, ab wann, seit wann, welches datum, stimmt es, welche, welcher, welches, welchen, welchem, wie viel, wie viele, wie lange, insgesamt, summe, "
     "was kostet, was kosten, stimmt das, richtig",
-    "es": "cuál, cuáles, qué cláusula, qué línea, cuánto, cuánta, cuántos, cuántas, en total, total, es correcto, "
+    "es": "cuándo, dónde, quién, hasta cuándo, qué fecha, qué día, qué hora, es así, cuál, cuáles, qué cláusula, qué línea, cuánto, cuánta, cuántos, cuántas, en total, total, es correcto, "
     "correcto",
-    "fr": "quel, quelle, quels, quelles, lequel, laquelle, combien, au total, total, c'est bien ça, correct",
-    "pt": "qual, quais, quanto, quanta, quantos, quantas, no total, total, mais ou menos quanto, está certo, correto",
-    "zh": "哪, 多少, 几, 一共, 总共, 合计, 对吗, 是多少",
-    "ja": "どの, 第何, 何条, 何行, いくら, いくつ, 何人, 何件, 何個, 合計, 足りる",
+    "fr": "quand, où, qui, jusqu'à quand, à partir de quand, quelle date, c'est bien, c'est exact, quel, quelle, quels, quelles, lequel, laquelle, combien, au total, total, c'est bien ça, correct",
+    "pt": "quando, onde, quem, até quando, que dia, que data, está certo isso, certo, qual, quais, quanto, quanta, quantos, quantas, no total, total, mais ou menos quanto, está certo, correto",
+    "zh": "什么时候, 哪天, 几号, 何时, 对不对, 是不是这样, 哪, 多少, 几, 一共, 总共, 合计, 对吗, 是多少",
+    "ja": "いつ, どこ, 誰, 合ってる, 合っていますか, 正しい, どの, 第何, 何条, 何行, いくら, いくつ, 何人, 何件, 何個, 合計, 足りる",
 }
 REQUEST_TERMS: dict[str, str] = {
-    "en": "look up, pull out, extract, find, list, calculate, compute, convert, tell me, show me",
-    "de": "finde, suche heraus, liste, berechne, rechne aus, ermittle, sag mir, sagen sie mir, zeig mir",
-    "es": "busca, extrae, lista, calcula, calcular, dime, dígame, indícame",
-    "fr": "trouve, extrais, liste, calcule, calculer, dites-moi, dis-moi, indiquez-moi",
-    "pt": "encontre, extraia, liste, calcule, calcular, diga-me, me diga, me diz, indique",
-    "zh": "找出, 列出, 定位, 看一下是, 算一下, 帮我算",
-    "ja": "抜き出, 教えて, 確認したい, 計算して",
+    "en": "draft, write up, fill in, add up, sum up, work out the, do the math, do the sum, look up, pull out, extract, find, list, calculate, compute, convert, tell me, show me",
+    "de": "rechne, rechne nach, formuliere, entwirf, trag, finde, suche heraus, liste, berechne, rechne aus, ermittle, sag mir, sagen sie mir, zeig mir",
+    "es": "haz la cuenta, haz el cálculo, redacta, saca, busca, extrae, lista, calcula, calcular, dime, dígame, indícame",
+    "fr": "fais le calcul, fais le compte, rédige, trouve, extrais, liste, calcule, calculer, dites-moi, dis-moi, indiquez-moi",
+    "pt": "faz a conta, faça a conta, faz o cálculo, redija, redige, encontre, extraia, liste, calcule, calcular, diga-me, me diga, me diz, indique",
+    "zh": "算一算, 帮我查, 查一下, 核对一下, 找出, 列出, 定位, 看一下是, 算一下, 帮我算",
+    "ja": "計算, 確認して, 調べて, 抜き出, 教えて, 確認したい, 計算して",
 }
 # A short question that asks how to act ("Como conduzo?") is not a sum, however many numbers come before it.
+# A request passed on or narrowed down, anywhere in a sentence that asks no question: "Marta wants to know which
+# month it is booked in", "La directora quiere saber cuánto cobramos", "Só preciso saber quais variáveis...".
+RELAYED_TERMS: dict[str, str] = {
+    "en": "wants to know, want to know, wanted to know, needs to know, asks how, asks what, asks which, asks for, "
+    "asked me for, asked me to check, just list, i just need, i only need, all i need, just need one, need one fact",
+    "de": "will wissen, möchte wissen, wollen wissen, wissen möchte, fragt, brauche nur, nur wissen, nur kurz",
+    "es": "quiere saber, quieren saber, pregunta, me pide, me piden, solo necesito, sólo necesito, necesito saber",
+    "fr": "veut savoir, veulent savoir, voudrait savoir, demande, veut le, j'ai juste besoin, il me faut juste",
+    "pt": "quer saber, querem saber, pergunta, pediu, só preciso, preciso saber, só quero saber",
+    "zh": "想知道, 问我, 想问, 问一下, 只需要, 让我算, 让我查",
+    "ja": "知りたい, 聞かれ, 確認してほしい, だけ知りたい, 出してほしい",
+}
 HOW_TERMS: dict[str, str] = {
     "en": "how, what, who, should, do, can",
     "de": "wie, was, wer, soll, sollen",
@@ -481,11 +493,11 @@ HOW_TERMS: dict[str, str] = {
     "ja": "どう, べき",
 }
 STEP_TERMS: dict[str, str] = {
-    "en": "next:, next step, next up, the next thing",
-    "de": "als nächstes, nächster schritt, nächste schritt, als nächster schritt",
-    "es": "siguiente paso, próximo paso, lo siguiente, a continuación",
-    "fr": "prochaine étape, étape suivante",
-    "pt": "próximo passo, a seguir",
-    "zh": "下一步, 接下来",
-    "ja": "次は, 次のステップ, 次の作業, 次にやる",
+    "en": "next i'll, next i, for now i'll, now i'll, i'll now, then i'll, my next step, all that's left is, what's left is, next:, next step, next up, the next thing",
+    "de": "jetzt muss ich nur, ich kümmere mich nur um, nächster schritt ist, als nächstes, als nächstes, nächster schritt, nächste schritt, als nächster schritt",
+    "es": "lo próximo, ahora toca, queda mandar, queda, hago eso ahora, ahora voy a, siguiente paso, próximo paso, lo siguiente, a continuación",
+    "fr": "je vais maintenant, il me reste à, maintenant je, prochaine étape, étape suivante",
+    "pt": "agora é, agora vou, falta só, o próximo passo é, próximo passo, a seguir",
+    "zh": "我这一步, 我现在要做的, 这一步只需要, 现在要做的就是, 下一步, 接下来",
+    "ja": "今やること, 今のステップ, 次にやること, 次は, 次のステップ, 次の作業, 次にやる",
 }
