@@ -34,8 +34,8 @@ from .router_terms import (
     LOOKUP_TERMS,
     OR_AMOUNT,
     OR_TERMS,
-    REQUEST_TERMS,
     RELAYED_TERMS,
+    REQUEST_TERMS,
     SEQUENCE_TERMS,
     SIGNAL_TERMS,
     STEP_TERMS,
@@ -545,12 +545,12 @@ def reading(ctx: ThoughtContext) -> Reading:
             either = either or offers
             if dilemma is None:
                 opener = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2]
-                opened = vocabulary.dilemma.search(opener)
+                opened = _proposed(vocabulary.dilemma.search(opener), ctx.thought)
                 # "A or B?" is a choice between options ("Postgres or MongoDB?"), unless both are courses of action
                 # ("Do we keep them as contractors or hire them?"): then it weighs doing something, like a yes or no.
                 if opened is not None and offers:
                     rest = vocabulary.either.split(opener, maxsplit=1)[-1].strip(" ,¿¡")
-                    opened = opened if vocabulary.dilemma.search(rest) else None
+                    opened = opened if _proposed(vocabulary.dilemma.search(rest), ctx.thought) else None
                 if opened is not None:
                     dilemma = opened.group().strip() or "yes/no question"
     add("questions", questions, _plural(questions, "question"))
@@ -663,6 +663,15 @@ def _simple(
     if step.search(read) and all(short(chunk) for chunk in asked):
         return ("step",)
     return ()
+
+
+def _proposed(found: re.Match[str] | None, text: str) -> re.Match[str] | None:
+    """`found`, unless it took a German noun for a verb: an infinitive proposing a course of action ("Paper
+    zurückziehen?") is written in lower case, a noun ("Tropfen pro Minute?") is not."""
+    verb = found.groupdict().get("inf") if found is not None else None
+    if verb is not None and re.search(rf"(?<!\w){re.escape(verb)}(?!\w)", text) is None:
+        return None
+    return found
 
 
 def _relayed(chunk: str, relayed: re.Pattern[str], lookup: re.Pattern[str], sums: bool, lang: str) -> bool:

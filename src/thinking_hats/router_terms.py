@@ -347,24 +347,57 @@ DECISION_QUESTIONS: dict[str, str] = {
     "en": r"^(?:so,? )?(?:do|should|shall|must) (?:we|i)\b(?! (?:need|have|know|get)\b)|^is it (?:time|worth|wise)\b"
     # A question opening with an action verb proposes doing it: "Expel the student?", "Promote the replica now?"
     r"|^(?:accept|adopt|advise|approve|buy|cancel|close|continue|cut|delay|drop|escalate|expel|fail over|file|fire|"
-    r"go ahead|hire|keep|launch|lay off|merge|"
+    r"go ahead|go live|hire|keep|kill|scrap|axe|abandon|exit|give in|back down|resign|launch|lay off|merge|"
     r"migrate|move|deprecate|sunset|retire|discontinue|renew|extend|ban|allow|admit|discharge|operate|intervene|"
     r"confront|apologi[sz]e|invest|pay|offer|outsource|spin off|"
     r"notify|disclose|pause|postpone|promote|publish|pull|quit|raise|recall|refund|reject|relocate|"
     r"replace|report|retract|rewrite|roll back|sell|settle|shut|sign|stop|sue|suspend|switch|take|tell|terminate|"
-    r"withdraw)\b(?! (?:me|us|a look)\b)",
+    r"withdraw)\b(?! (?:me|us|a look)\b)|\byes or no\b",
     # The verb first: "Schließen wir das Werk?", "Soll ich es ihm sagen?" (not "Haben wir ein Backup?").
     # Not a conjunction or a question word ("Wenn wir den Preis erhöhen, steigt dann der Umsatz?" is a sum).
     "de": r"^(?!(?:haben|habe|hat|gibt|wissen|weiß|kennen|brauchen|brauche|können|kann|sind|waren|wenn|falls|ob|"
     r"dass|weil|als|sobald|bevor|nachdem|bis|seit|obwohl|damit|wie|was|wo|wann|warum|wieso|weshalb|wer|wen|wem|"
-    r"welche\w*|womit|wofür|woran|worauf|wozu|sofern|solange|während)\b)\w+ (?:wir|ich)\b",
-    "es": rf"^(?:(?:le|lo|la|les|los|las|me|nos|se|te) )?(?!(?:{_ES_WH})\b)\w+(?:amos|emos|imos|o)\b",
+    r"welche\w*|womit|wofür|woran|worauf|wozu|sofern|solange|während)\b)(?:\w+ (?:wir|ich)\b"
+    # or a course of action in the infinitive, its first clause ending on the verb: "Paper zurückziehen?",
+    # "Banking-App morgen live schalten, obwohl der Befund offen ist?" (not a modal: "…zustimmen müssen?")
+    # (the router checks that the verb is written in lower case: "Tropfen pro Minute?" asks for a noun's number)
+    r"|(?!(?:ist|sind|war|waren|wird|wurde|wurden|werden|hatte|hatten|muss|darf|dürfen|stimmt|reicht|gilt|geht|"
+    r"läuft|liegt|steht|braucht|fällt|zählt|kommt|bekommt|bekommen|mit|bei|in|an|auf|für|von|zu|um)\b)"
+    r"[^,?]*\b(?!(?:müssen|können|sollen|dürfen|wollen|werden|haben|sein)\b)(?P<inf>\w{3,}(?:en|ern|eln))\s*(?:[,?]|$))"
+    r"|\bja oder nein\b",
+    "es": rf"^(?:(?:le|lo|la|les|los|las|me|nos|se|te) )?(?!(?:{_ES_WH})\b)\w+(?:amos|emos|imos|o)\b"
+    # or a course of action in the infinitive first: "¿Cerrar la planta de Tijuana?"
+    r"|^(?:"
+    r"aceptar|despedir|cerrar|vender|firmar|demandar|denunciar|renunciar|pagar|cancelar|suspender|expulsar|"
+    r"operar|retirar|lanzar|abandonar|contratar|mudar|trasladar|migrar|publicar|decir|contar|mantener|"
+    r"dejar|renovar|reembolsar|comprar|invertir|intervenir|desconectar|parar|rechazar|echar|seguir|"
+    r"continuar|aplazar|posponer|retrasar|recortar|ceder|liquidar|fusionar|internar|amputar|reportar|"
+    r"avisar|informar|readmitir|apelar|recurrir|indemnizar"
+    r")(?:lo|la|le|los|las|les)?\b"
+    r"|\bs[ií] o no\b",
     "fr": r"^(?:doit-on|faut-il|devons-nous|devrions-nous|dois-je|devrais-je|peut-on|pouvons-nous|allons-nous|"
     r"va-t-on|est-ce qu'on|est-ce que nous|est-ce que je|on (?!a\b|sait\b|peut\b|connaît\b|est\b)\w+|"
     # "Je démissionne demain ?": the speaker doing something, asked (not "je sais", "je peux", "je suis")
     r"je (?!suis\b|sais\b|peux\b|connais\b|dois\b|ne\b|n'|me\b|m')\w+(?:e|s)|"
-    r"nous (?!sommes\b|avons\b|savons\b|pouvons\b)\w+ons)\b",
-    "pt": rf"^(?:(?:o|a|lhe|me|nos|se|te) )?(?!(?:{_PT_WH})\b)\w+(?:amos|emos|imos|omos|o)\b",
+    r"nous (?!sommes\b|avons\b|savons\b|pouvons\b)\w+ons)\b"
+    # or a course of action in the infinitive first: "Licencier Julien pour faute grave ?"
+    r"|^(?:"
+    r"accepter|licencier|porter plainte|signer|vendre|fermer|arrêter|abandonner|lancer|retirer|"
+    r"démissionner|payer|rembourser|annuler|reporter|opérer|céder|racheter|déménager|embaucher|renvoyer|"
+    r"exclure|suspendre|poursuivre|attaquer|dénoncer|signaler|publier|dire|annoncer|maintenir|quitter|"
+    r"refuser|accorder|prolonger|renouveler|migrer|basculer|couper|intervenir|hospitaliser|amputer|rompre|"
+    r"résilier|investir|fusionner|délocaliser|recruter|sanctionner|alerter|prévenir|avouer|retarder|"
+    r"repousser|relancer|cesser|saisir|faire appel|transiger"
+    r")\b"
+    r"|\boui ou non\b",
+    "pt": rf"^(?:(?:o|a|lhe|me|nos|se|te) )?(?!(?:{_PT_WH})\b)\w+(?:amos|emos|imos|omos|o)\b"
+    r"|^(?:"
+    r"aceitar|demitir|fechar|vender|assinar|processar|denunciar|pagar|cancelar|suspender|expulsar|operar|"
+    r"retirar|lançar|abandonar|contratar|mudar|migrar|publicar|contar|manter|deixar|renovar|devolver|"
+    r"comprar|investir|internar|desligar|parar|recusar|desistir|adiar|atrasar|cortar|ceder|fundir|amputar|"
+    r"intubar|avisar|informar|recorrer|indenizar|reembolsar|despedir|entregar|readmitir|interromper"
+    r")(?:-(?:lo|la|los|las))?\b"
+    r"|\bsim ou não\b",
     # "签不签？": a verb, 不, the verb again (not 是不是, 有没有: facts)
     "zh": r"要不要|该不该|应不应该|是否|还要不要|我们(?:该|应该|要)|我(?:该|应该|要不要)|([^\W是有对好能会行])不\1",
     "ja": r"^(?!.*(?:何|いつ|どこ|誰|どう|どの|いくつ|いくら|どれ|なぜ|どちら)).*(?:べきか|べきですか|べきでしょうか|"
@@ -451,22 +484,33 @@ LETTERS: dict[str, tuple[str, ...]] = {
 # a next mechanical step ("Next: reissue the two invoices"). None holds when the thought also weighs what to do (a
 # decision term, a yes/no question on what to do, options, a plan, ideas, a revision, a branch, a doubt).
 LOOKUP_TERMS: dict[str, str] = {
-    "en": "when, where, who, what date, what time, what year, what version, on what date, by when, is that right, is this right, am i right, which, what's, what is, what are, what was, how many, how much, how long, total, in total, correct",
-    "de": "wann, wo, wer, bis wann, ab wann, seit wann, welches datum, stimmt es, welche, welcher, welches, welchen, welchem, wie viel, wie viele, wie lange, insgesamt, summe, "
+    "en": "when, where, who, what date, what time, what year, what version, on what date, by when, is that right, "
+    "is this right, am i right, which, what's, what is, what are, what was, how many, how much, how long, total, "
+    "in total, correct",
+    "de": "wann, wo, wer, bis wann, ab wann, seit wann, welches datum, stimmt es, welche, welcher, welches, welchen, "
+    "welchem, wie viel, wie viele, wie lange, insgesamt, summe, "
     "was kostet, was kosten, stimmt das, richtig",
-    "es": "cuándo, dónde, quién, hasta cuándo, qué fecha, qué día, qué hora, es así, cuál, cuáles, qué cláusula, qué línea, cuánto, cuánta, cuántos, cuántas, en total, total, es correcto, "
+    "es": "cuándo, dónde, quién, hasta cuándo, qué fecha, qué día, qué hora, es así, cuál, cuáles, qué cláusula, "
+    "qué línea, cuánto, cuánta, cuántos, cuántas, en total, total, es correcto, "
     "correcto",
-    "fr": "quand, où, qui, jusqu'à quand, à partir de quand, quelle date, c'est bien, c'est exact, quel, quelle, quels, quelles, lequel, laquelle, combien, au total, total, c'est bien ça, correct",
-    "pt": "quando, onde, quem, até quando, que dia, que data, está certo isso, certo, qual, quais, quanto, quanta, quantos, quantas, no total, total, mais ou menos quanto, está certo, correto",
+    "fr": "quand, où, qui, jusqu'à quand, à partir de quand, quelle date, c'est bien, c'est exact, quel, quelle, "
+    "quels, quelles, lequel, laquelle, combien, au total, total, c'est bien ça, correct",
+    "pt": "quando, onde, quem, até quando, que dia, que data, está certo isso, certo, qual, quais, quanto, quanta, "
+    "quantos, quantas, no total, total, mais ou menos quanto, está certo, correto",
     "zh": "什么时候, 哪天, 几号, 何时, 对不对, 是不是这样, 哪, 多少, 几, 一共, 总共, 合计, 对吗, 是多少",
     "ja": "いつ, どこ, 誰, 合ってる, 合っていますか, 正しい, どの, 第何, 何条, 何行, いくら, いくつ, 何人, 何件, 何個, 合計, 足りる",
 }
 REQUEST_TERMS: dict[str, str] = {
-    "en": "draft, write up, fill in, add up, sum up, work out the, do the math, do the sum, look up, pull out, extract, find, list, calculate, compute, convert, tell me, show me",
-    "de": "rechne, rechne nach, formuliere, entwirf, trag, finde, suche heraus, liste, berechne, rechne aus, ermittle, sag mir, sagen sie mir, zeig mir",
-    "es": "haz la cuenta, haz el cálculo, redacta, saca, busca, extrae, lista, calcula, calcular, dime, dígame, indícame",
-    "fr": "fais le calcul, fais le compte, rédige, trouve, extrais, liste, calcule, calculer, dites-moi, dis-moi, indiquez-moi",
-    "pt": "faz a conta, faça a conta, faz o cálculo, redija, redige, encontre, extraia, liste, calcule, calcular, diga-me, me diga, me diz, indique",
+    "en": "draft, write up, fill in, add up, sum up, work out the, do the math, do the sum, look up, pull out, "
+    "extract, find, list, calculate, compute, convert, tell me, show me",
+    "de": "rechne, rechne nach, formuliere, entwirf, trag, finde, suche heraus, liste, berechne, rechne aus, "
+    "ermittle, sag mir, sagen sie mir, zeig mir",
+    "es": "haz la cuenta, haz el cálculo, redacta, saca, busca, extrae, lista, calcula, calcular, dime, dígame, "
+    "indícame",
+    "fr": "fais le calcul, fais le compte, rédige, trouve, extrais, liste, calcule, calculer, dites-moi, dis-moi, "
+    "indiquez-moi",
+    "pt": "faz a conta, faça a conta, faz o cálculo, redija, redige, encontre, extraia, liste, calcule, calcular, "
+    "diga-me, me diga, me diz, indique",
     "zh": "算一算, 帮我查, 查一下, 核对一下, 找出, 列出, 定位, 看一下是, 算一下, 帮我算",
     "ja": "計算, 確認して, 調べて, 抜き出, 教えて, 確認したい, 計算して",
 }
@@ -493,9 +537,12 @@ HOW_TERMS: dict[str, str] = {
     "ja": "どう, べき",
 }
 STEP_TERMS: dict[str, str] = {
-    "en": "next i'll, next i, for now i'll, now i'll, i'll now, then i'll, my next step, all that's left is, what's left is, next:, next step, next up, the next thing",
-    "de": "jetzt muss ich nur, ich kümmere mich nur um, nächster schritt ist, als nächstes, als nächstes, nächster schritt, nächste schritt, als nächster schritt",
-    "es": "lo próximo, ahora toca, queda mandar, queda, hago eso ahora, ahora voy a, siguiente paso, próximo paso, lo siguiente, a continuación",
+    "en": "next i'll, next i, for now i'll, now i'll, i'll now, then i'll, my next step, all that's left is, "
+    "what's left is, next:, next step, next up, the next thing",
+    "de": "jetzt muss ich nur, ich kümmere mich nur um, nächster schritt ist, als nächstes, als nächstes, "
+    "nächster schritt, nächste schritt, als nächster schritt",
+    "es": "lo próximo, ahora toca, queda mandar, queda, hago eso ahora, ahora voy a, siguiente paso, próximo paso, "
+    "lo siguiente, a continuación",
     "fr": "je vais maintenant, il me reste à, maintenant je, prochaine étape, étape suivante",
     "pt": "agora é, agora vou, falta só, o próximo passo é, próximo passo, a seguir",
     "zh": "我这一步, 我现在要做的, 这一步只需要, 现在要做的就是, 下一步, 接下来",
