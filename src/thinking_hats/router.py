@@ -166,6 +166,14 @@ _SHORT_ASK = (4, 12)  # "Total?", "Expected hires?", "大概需要多少？": wo
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
 _ENOUGH_NUMBERS = 3  # a short question after this many numbers asks for a sum
 _WEIGHING = frozenset(("either", "either_stakes", "revision", "branch", "low_confidence"))  # asks that are never simple
+# A clause opens after these (or at the start).
+_CLAUSE_MARKS = ("", ".", ":", ";", ",", "!", "?", "。", "：", "；", "，", "、", "！", "？", "-", "—")
+# "Next: check whether pg_wal is the bulk of it": a check to run, not a choice to weigh
+_CHECK_WHETHER = re.compile(
+    r"\b(?:check|see|verify|confirm|find out|test) (?:whether|if)\b|\b(?:prüfen|prüfe|nachsehen|schauen|checken),? ob\b"
+    r"|\b(?:vérifier|voir|contrôler) si\b|\b(?:comprobar|verificar|ver|revisar|chequear) si\b"
+    r"|\b(?:verificar|ver|checar|conferir) se\b"
+)
 _WEIGHED = frozenset(("decision", "planning", "ideation"))  # signals that make the user's words more than a lookup
 _DOCUMENT_WORDS = 150  # prose this long around a lookup is a pasted document, not the user's situation
 
@@ -327,7 +335,10 @@ def _vocabulary(lang: str) -> _Vocabulary:
     either = [t.strip() for code in codes for t in OR_TERMS[code].split(",")]
     spaced = [t for t in either if not _CJK.search(t)]
     amounts = [v for code in codes for t in OR_AMOUNT[code].split(",") for v in _variants(t.strip())]
-    either_re = r"(?<![\w-])(?:" + "|".join(spaced) + r")(?![\w-])(?!\s+(?:" + "|".join(amounts) + r")(?![\w-]))"
+    # "502 or 504", "v2 or v3": which value is a fact to look up, not options to weigh
+    either_re = (
+        r"(?<!\d )(?<![\w-])(?:" + "|".join(spaced) + r")(?![\w-])(?!\s+(?:" + "|".join(amounts) + r")(?![\w-]))(?! \d)"
+    )
     if cjk:
         either_re += "|" + "|".join(t for t in either if _CJK.search(t))
         either_re += "|" + _JA_EITHER.pattern if lang == "ja" else ""
@@ -550,7 +561,12 @@ def reading(ctx: ThoughtContext) -> Reading:
                 # ("Do we keep them as contractors or hire them?"): then it weighs doing something, like a yes or no.
                 if opened is not None and offers:
                     rest = vocabulary.either.split(opener, maxsplit=1)[-1].strip(" ,¿¡")
-                    opened = opened if _proposed(vocabulary.dilemma.search(rest), ctx.thought) else None
+                    second = _proposed(vocabulary.dilemma.search(rest), ctx.thought)
+                    # A German verb at the end serves both options ("Sollen wir Postgres oder MongoDB nehmen?"):
+                    # two courses of action each have one ("Insolvenz anmelden oder noch durchhalten?").
+                    if second is not None and second.groupdict().get("inf") and not opened.groupdict().get("inf"):
+                        second = None
+                    opened = opened if second else None
                 if opened is not None:
                     dilemma = opened.group().strip() or "yes/no question"
     add("questions", questions, _plural(questions, "question"))
@@ -623,9 +639,12 @@ def reading(ctx: ThoughtContext) -> Reading:
     caps: tuple[str, ...] = ()
     if dilemma is None and not _WEIGHING.intersection(asks):
         user = "\n".join(asked_chunks or chunks[:1] + chunks[-1:])  # the ask, not the situation around it
+        user = _CHECK_WHETHER.sub(" ", user)
         signals = set(_signal_terms(user, vocabulary)[0])
         plain = pasted == 0 and words < _DOCUMENT_WORDS
         caps = _simple(read, chunks, asked_chunks, lang, signals, vocabulary if plain else None)
+        if caps:  # "Next step: update the loading-bay planning": a plan named around a simple ask sets no floor
+            asks = [ask for ask in asks if ask not in ("planning", "planning_stakes")]
     # A branch, a doubt or a call for ideas is worth a second angle; a third takes people or stakes in play.
     if not caps and dilemma is None and _SECOND_ANGLE.intersection(asks) and not _RAISED.intersection(asks):
         caps = () if any(counts.get(name) for name in _THIRD_ANGLE) else ("second_angle",)
@@ -642,13 +661,24 @@ def _simple(
     lookup."""
     lookup, request, how, step, relayed = _simple_asks(lang)
     cjk = lang in _CJK_WORDS_PER_CHAR
-    if not weighed.isdisjoint(_WEIGHED):  # the signals of the user's words (`read`, or a document's first lines)
-        return ()
 
     def short(chunk: str) -> bool:
         return len(chunk.strip()) <= _SHORT_ASK[1] if cjk else len(chunk.split()) <= _SHORT_ASK[0]
 
+    if step.search(read) and all(short(chunk) for chunk in asked):
+        # A next step may name the plan it carries out ("Prochaine étape : ..., puis mettre à jour le planning"),
+        # when it opens a sentence or a clause ("帮我规划一下接下来 10 个月" plans the next ten months).
+        opens = any(read[: m.start()].rstrip()[-1:] in _CLAUSE_MARKS for m in step.finditer(read))
+        if weighed.isdisjoint(_WEIGHED) or (opens and weighed.isdisjoint(_WEIGHED - {"planning"})):
+            return ("step",)
     numbers = len(_NUMBERS.findall(read))
+    # What the asker wants decides, not a plan told around it.
+    sums = numbers >= _ENOUGH_NUMBERS
+    if not asked and "decision" not in weighed and any(_relayed(c, relayed, lookup, sums, lang) for c in chunks):
+        return ("lookup",)
+    if not weighed.isdisjoint(_WEIGHED):  # the signals of the user's words (`read`, or a document's first lines)
+        return ()
+
     for chunk in asked:
         if vocabulary is not None and not _signal_terms(chunk, vocabulary)[0].keys().isdisjoint(_AT_STAKE):
             continue  # "Which of the two patients gets the last ICU bed?" weighs stakes, it looks nothing up
@@ -656,12 +686,10 @@ def _simple(
             return ("lookup",)
     for chunk in (chunks if cjk else chunks[:2] + chunks[-1:]) if not asked else ():
         found = request.search(chunk) if cjk else request.match(chunk.strip(" \t\n-*•¿¡"))  # an imperative opens it
-        if found is not None or _relayed(chunk, relayed, lookup, numbers >= _ENOUGH_NUMBERS, lang):
+        if found is not None:
             return ("lookup",)
     if not asked and chunks and lookup.search(chunks[-1]) and not how.search(chunks[-1]):
         return ("lookup",)  # an unmarked question: "total person-days of capacity, roughly"
-    if step.search(read) and all(short(chunk) for chunk in asked):
-        return ("step",)
     return ()
 
 
@@ -678,7 +706,9 @@ def _relayed(chunk: str, relayed: re.Pattern[str], lookup: re.Pattern[str], sums
     """Someone's request passed on is simple when it asks for a fact or a sum ("Lena fragt, wie viele GB wir
     brauchen"), not a judgement ("fragt mich, ob sie die Richtige ist") nor a favour ("me demande de lui prêter")."""
     found = relayed.search(chunk)
-    if found is None or not _signal_terms(chunk, _vocabulary(lang))[0].keys().isdisjoint(_AT_STAKE | _WEIGHED):
+    if found is None or not _signal_terms(chunk[found.end() :], _vocabulary(lang))[0].keys().isdisjoint(
+        _AT_STAKE | _WEIGHED
+    ):
         return False
     return sums or lookup.search(chunk, found.end()) is not None
 
