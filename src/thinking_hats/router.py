@@ -147,6 +147,7 @@ _SESSION_HATS: dict[str, tuple[tuple[Hat, float], ...]] = {
     "branch": (("creative", 1.0), ("optimistic", 0.8)),
     "low_confidence": (("critical", 1.0),),
 }
+_ASK_HAT: dict[str, Hat] = {"branch": "optimistic", "ideation": "creative"}
 FACTORS: tuple[str, ...] = ("length", "questions", "structure", *_AFFINITY, *_SESSION_HATS, "simple_ask")
 _FLOOR_FACTOR = {"either": "decision", "either_stakes": "decision", "planning_stakes": "planning"}
 _PLAN_AT_STAKE = ("stakes", "risk", "people", "stakeholders")  # an ask whose floor another factor shows
@@ -160,6 +161,8 @@ _CEILING_DETAIL = {
 _SECOND_ANGLE = frozenset(("branch", "low_confidence", "ideation"))
 _RAISED = frozenset(("either_stakes", "planning_stakes"))  # asks that already want a third angle
 _THIRD_ANGLE = ("stakes", "people", "stakeholders")
+_WHO = frozenset(("stakeholders",))
+_YES_OR_NO = re.compile(r"\b(?:yes or no|ja oder nein|oui ou non|s[ií] o no|sim ou não)\b")
 _AT_STAKE = frozenset(("stakes", "risk", "stakeholders"))  # in a short thought's question: no lookup
 _LOOKUP_AFFINITY = 30.0
 _SHORT_ASK = (4, 12)  # "Total?", "Expected hires?", "大概需要多少？": words (Latin), characters (CJK)
@@ -555,11 +558,11 @@ def reading(ctx: ThoughtContext) -> Reading:
             offers = vocabulary.either.search(chunk) is not None
             either = either or offers
             if dilemma is None:
-                opener = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2]
+                opener = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2].lstrip("\"'“„«‘ ")
                 opened = _proposed(vocabulary.dilemma.search(opener), ctx.thought)
                 # "A or B?" is a choice between options ("Postgres or MongoDB?"), unless both are courses of action
                 # ("Do we keep them as contractors or hire them?"): then it weighs doing something, like a yes or no.
-                if opened is not None and offers:
+                if opened is not None and offers and not _YES_OR_NO.search(opened.group()):
                     rest = vocabulary.either.split(opener, maxsplit=1)[-1].strip(" ,¿¡")
                     second = _proposed(vocabulary.dilemma.search(rest), ctx.thought)
                     # A German verb at the end serves both options ("Sollen wir Postgres oder MongoDB nehmen?"):
@@ -674,7 +677,8 @@ def _simple(
     numbers = len(_NUMBERS.findall(read))
     # What the asker wants decides, not a plan told around it.
     sums = numbers >= _ENOUGH_NUMBERS
-    if not asked and "decision" not in weighed and any(_relayed(c, relayed, lookup, sums, lang) for c in chunks):
+    passed_on = any(_relayed(chunk, (lookup, request, relayed), sums, lang) for chunk in chunks)
+    if not asked and "decision" not in weighed and passed_on:
         return ("lookup",)
     if not weighed.isdisjoint(_WEIGHED):  # the signals of the user's words (`read`, or a document's first lines)
         return ()
@@ -702,15 +706,16 @@ def _proposed(found: re.Match[str] | None, text: str) -> re.Match[str] | None:
     return found
 
 
-def _relayed(chunk: str, relayed: re.Pattern[str], lookup: re.Pattern[str], sums: bool, lang: str) -> bool:
+def _relayed(chunk: str, asks: tuple[re.Pattern[str], ...], sums: bool, lang: str) -> bool:
     """Someone's request passed on is simple when it asks for a fact or a sum ("Lena fragt, wie viele GB wir
     brauchen"), not a judgement ("fragt mich, ob sie die Richtige ist") nor a favour ("me demande de lui prêter")."""
+    lookup, request, relayed = asks
     found = relayed.search(chunk)
     if found is None or not _signal_terms(chunk[found.end() :], _vocabulary(lang))[0].keys().isdisjoint(
         _AT_STAKE | _WEIGHED
     ):
         return False
-    return sums or lookup.search(chunk, found.end()) is not None
+    return sums or lookup.search(chunk, found.end()) is not None or request.search(chunk, found.end()) is not None
 
 
 def _weigh(reading: Reading, weights: Weights) -> tuple[list[Factor], dict[Hat, float]]:
@@ -760,7 +765,8 @@ def _rank(affinity: dict[Hat, float], critical_first: bool) -> list[Hat]:
 
 
 def _asked_for(hat: Hat, asked_about: frozenset[str]) -> bool:
-    return any(hat == pulled for name in asked_about for pulled, _ in _AFFINITY.get(name, ()))
+    # Who a question is about ("the deadline to contest a dismissal") is not the angle it asks for.
+    return any(hat == pulled for name in asked_about - _WHO for pulled, _ in _AFFINITY.get(name, ()))
 
 
 def strategy_for(score: float, thresholds: tuple[int, int, int]) -> str:
@@ -793,7 +799,12 @@ def route(
         hats = HATS
     else:
         needs_review = ctx.revised is not None or (ctx.confidence is not None and ctx.confidence < _LOW_CONFIDENCE)
-        hats = tuple(_rank(affinity, critical_first=needs_review)[:count])
+        ranked = _rank(affinity, critical_first=needs_review)
+        hats = tuple(ranked[:count])
+        for ask in read.asks:  # the angle an ask is for is among two or more hats: a branch's upside, ideas
+            wanted = _ASK_HAT.get(ask)
+            if count >= 2 and wanted is not None and wanted not in hats:
+                hats = (*hats[: count - 1], wanted)
         if count == 1 and override == "auto" and not read.asks and not _asked_for(hats[0], read.asked_about()):
             # One hat for a thought that asks nothing to weigh: it answers with the facts, unless a question asks
             # for that hat's angle ("What could go wrong...?"); risk or people words around a lookup ("Limitation

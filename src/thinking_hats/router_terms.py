@@ -346,6 +346,7 @@ _PT_WH = (
 DECISION_QUESTIONS: dict[str, str] = {
     "en": r"^(?:so,? )?(?:do|should|shall|must) (?:we|i)\b(?! (?:need|have|know|get)\b)|^is it (?:time|worth|wise)\b"
     # A question opening with an action verb proposes doing it: "Expel the student?", "Promote the replica now?"
+    r"|^should (?:our|my)\b"
     r"|^(?:accept|adopt|advise|approve|buy|cancel|close|continue|cut|delay|drop|escalate|expel|fail over|file|fire|"
     r"go ahead|go live|hire|keep|kill|scrap|axe|abandon|exit|give in|back down|resign|launch|lay off|merge|"
     r"migrate|move|deprecate|sunset|retire|discontinue|renew|extend|ban|allow|admit|discharge|operate|intervene|"
@@ -372,7 +373,7 @@ DECISION_QUESTIONS: dict[str, str] = {
     r"operar|retirar|lanzar|abandonar|contratar|mudar|trasladar|migrar|publicar|decir|contar|mantener|"
     r"dejar|renovar|reembolsar|comprar|invertir|intervenir|desconectar|parar|rechazar|echar|seguir|"
     r"continuar|aplazar|posponer|retrasar|recortar|ceder|liquidar|fusionar|internar|amputar|reportar|"
-    r"avisar|informar|readmitir|apelar|recurrir|indemnizar"
+    r"avisar|informar|readmitir|apelar|recurrir|indemnizar|esperar|vigilar|aguantar"
     r")(?:lo|la|le|los|las|les)?\b"
     r"|\bs[ií] o no\b",
     "fr": r"^(?:doit-on|faut-il|devons-nous|devrions-nous|dois-je|devrais-je|peut-on|pouvons-nous|allons-nous|"
@@ -387,7 +388,7 @@ DECISION_QUESTIONS: dict[str, str] = {
     r"exclure|suspendre|poursuivre|attaquer|dénoncer|signaler|publier|dire|annoncer|maintenir|quitter|"
     r"refuser|accorder|prolonger|renouveler|migrer|basculer|couper|intervenir|hospitaliser|amputer|rompre|"
     r"résilier|investir|fusionner|délocaliser|recruter|sanctionner|alerter|prévenir|avouer|retarder|"
-    r"repousser|relancer|cesser|saisir|faire appel|transiger"
+    r"repousser|relancer|cesser|saisir|faire appel|transiger|surveiller|attendre|garder|continuer"
     r")\b"
     r"|\boui ou non\b",
     "pt": rf"^(?:(?:o|a|lhe|me|nos|se|te) )?(?!(?:{_PT_WH})\b)\w+(?:amos|emos|imos|omos|o)\b"
@@ -395,12 +396,16 @@ DECISION_QUESTIONS: dict[str, str] = {
     r"aceitar|demitir|fechar|vender|assinar|processar|denunciar|pagar|cancelar|suspender|expulsar|operar|"
     r"retirar|lançar|abandonar|contratar|mudar|migrar|publicar|contar|manter|deixar|renovar|devolver|"
     r"comprar|investir|internar|desligar|parar|recusar|desistir|adiar|atrasar|cortar|ceder|fundir|amputar|"
-    r"intubar|avisar|informar|recorrer|indenizar|reembolsar|despedir|entregar|readmitir|interromper"
+    r"intubar|avisar|informar|recorrer|indenizar|reembolsar|despedir|entregar|readmitir|interromper|esperar|"
+    r"aguardar|observar|segurar"
     r")(?:-(?:lo|la|los|las))?\b"
     r"|\bsim ou não\b",
     # "签不签？": a verb, 不, the verb again (not 是不是, 有没有: facts)
     "zh": r"要不要|该不该|应不应该|是否|还要不要|我们(?:该|应该|要)|我(?:该|应该|要不要)|([^\W是有对好能会行])不\1",
-    "ja": r"^(?!.*(?:何|いつ|どこ|誰|どう|どの|いくつ|いくら|どれ|なぜ|どちら)).*(?:べきか|べきですか|べきでしょうか|"
+    # (not a request or a check: "まとめてくれる？", "…で合ってる？")
+    "ja": r"^(?!.*(?:何|いつ|どこ|誰|どう|どの|いくつ|いくら|どれ|なぜ|どちら|"
+    r"くれる|もらえる|で合って|合ってる|正しい|よね)).*"
+    r"(?:べきか|べきですか|べきでしょうか|"
     r"しますか|しましょうか|するか|べき[？?]|(?<!あ|い|か|き|り)[るすくうつむぶぐ][？?])[。？?\s]*$",
 }
 
