@@ -157,7 +157,9 @@ _CEILING_DETAIL = {
     "lookup": "asks for a fact or a sum",
     "step": "states the next step",
     "second_angle": "a branch, a doubt or ideas with no people or stakes in play",
+    "session_step": "a revision, a branch or a doubt, with no decision asked for",
 }
+_SESSION_STEP = frozenset(("revision", "branch", "low_confidence"))
 _SECOND_ANGLE = frozenset(("branch", "low_confidence", "ideation"))
 _RAISED = frozenset(("either_stakes", "planning_stakes"))  # asks that already want a third angle
 _THIRD_ANGLE = ("stakes", "people", "stakeholders")
@@ -651,6 +653,9 @@ def reading(ctx: ThoughtContext) -> Reading:
     # A branch, a doubt or a call for ideas is worth a second angle; a third takes people or stakes in play.
     if not caps and dilemma is None and _SECOND_ANGLE.intersection(asks) and not _RAISED.intersection(asks):
         caps = () if any(counts.get(name) for name in _THIRD_ANGLE) else ("second_angle",)
+    # A revision, a branch or a doubt reviews a step of the session: three angles at most, unless it asks to decide.
+    if not caps and dilemma is None and _SESSION_STEP.intersection(asks):
+        caps = ("session_step",)
     return Reading(counts, details, tuple(asks), pasted > 0, caps, "\n".join(asked_chunks), lang)
 
 

@@ -52,4 +52,5 @@ CEILINGS: dict[str, float] = {
     "lookup": 20,
     "step": 20,
     "second_angle": 44,
+    "session_step": 64,
 }
