@@ -47,12 +47,19 @@ from thinking_hats.routing_eval import ORDER, Labelled, load  # noqa: E402
 
 # The tuning files (retired-frozen: rounds 1-2's frozen part; retired-frozen-3: round 3's, evaluated once and tuned
 # on in round 4). The frozen part, frozen.jsonl (round 4's), is never listed here nor opened.
-FILES = ("tuning.jsonl", "tuning-extra.jsonl", "retired-frozen.jsonl", "retired-frozen-3.jsonl")
+FILES = (
+    "tuning.jsonl",
+    "tuning-extra.jsonl",
+    "retired-frozen.jsonl",
+    "retired-frozen-3.jsonl",
+    "retired-frozen-4.jsonl",
+)
 # The rows by who wrote them, for leave-one-author-group-out validation (crossval.py --groups).
 GROUPS = {
     "A": ("tuning.jsonl", "retired-frozen.jsonl"),
     "B": ("tuning-extra.jsonl",),
     "C": ("retired-frozen-3.jsonl",),
+    "D": ("retired-frozen-4.jsonl",),
 }
 THRESHOLDS = (25, 45, 65)  # the default THINKING_THRESHOLDS
 # The weights set by hand before any fit (round 2): where the search starts, and what `--prior` pulls towards.
@@ -88,7 +95,7 @@ HAND_SET = Weights(
     },
     # Round 4: a simple ask (a lookup or a sum, a next step) caps the score below the double threshold, and a branch,
     # a doubt or ideas with no people or stakes in play below the triple one. Not fitted: each is a labelling rule.
-    ceilings={"lookup": 20.0, "step": 20.0, "second_angle": 44.0},
+    ceilings={"lookup": 20.0, "step": 20.0, "second_angle": 44.0, "session_step": 64.0},
 )
 WEIGHTS_FILE = ROOT / "src" / "thinking_hats" / "router_weights.py"
 # Factors read as one unit at most (an ask, a session cue): only their first unit's points mean anything.
@@ -319,7 +326,8 @@ def render(weights: Weights, note: str) -> str:
     lines += [f'    "{ask}": {value:g},' for ask, value in weights.floors.items()]
     lines += ["}", ""]
     lines.append("# the score allowed at most: a simple ask (a lookup or a sum, a next step; see")
-    lines.append("# router_terms.LOOKUP_TERMS), and a branch, a doubt or ideas with no people or stakes in play")
+    lines.append("# router_terms.LOOKUP_TERMS), a branch, a doubt or ideas with no people or stakes in play, and a")
+    lines.append("# revision, a branch or a doubt that asks for no decision")
     lines.append("CEILINGS: dict[str, float] = {")
     lines += [f'    "{cap}": {value:g},' for cap, value in weights.ceilings.items()]
     lines += ["}", ""]
