@@ -761,3 +761,123 @@ def test_a_branch_a_doubt_or_ideas_stay_two_hats_unless_people_or_stakes_are_in_
     assert chosen.strategy == "double" and capped.endswith(f"at most {WEIGHTS.ceilings['second_angle']:g}")
     with_people = branch + " The ops team is split and the CFO wants a decision by Friday."
     assert route(ctx(with_people, branch_origin=(1, "Buy new hosts")), DEFAULT).strategy in ("triple", "full")
+
+
+# --- round 5: the ask decides --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("thought", "cap"),
+    [
+        # the situation is told with people, worry and stakes; the ask is a date
+        (
+            "Our CFO is nervous about next week's audit and the board wants answers by Friday. Before anything "
+            "else I need one fact: on what date did the new office lease start?",
+            "lookup",
+        ),
+        # a next step narrated by an agent, with a complaint and legal around it
+        (
+            "Three customers complained and legal is watching this one closely. Next I'll rerun the export with the "
+            "fixed encoding and attach the file to the ticket.",
+            "step",
+        ),
+        # a request passed on, asking for a sum
+        (
+            "Herr Krüger aus dem Controlling verhandelt morgen mit der Bank und will wissen, wie viele Stunden wir "
+            "im Mai abgerechnet haben: 412, 388 und 405 in den drei Teams.",
+            "lookup",
+        ),
+        (
+            "La directora está preocupada por la inspección y quiere saber cuántos alumnos faltaron más de diez "
+            "días: 3 en 1ºA, 5 en 1ºB y 2 en 1ºC.",
+            "lookup",
+        ),
+        # a department named "planning" is no plan to make
+        (
+            "O Rogério, do planejamento, quer saber quantas horas de empilhadeira usamos em março: 120, 140 e 95 "
+            "nas três docas.",
+            "lookup",
+        ),
+        # a next step that carries out a plan may name it
+        (
+            "Le client a validé hier. Prochaine étape : envoyer le devis signé à la comptabilité, puis mettre à jour "
+            "le planning de l'équipe.",
+            "step",
+        ),
+        (
+            "部長が気にしている件だけど、今やることは、経費精算システムで先月分の申請を締めて経理に連絡すること。",
+            "step",
+        ),
+        ("客户那边催得很急，老板也在问。我这一步只需要把 10 月的工单导出来，发给财务的小李核对。", "step"),
+        # a check to run is not a choice to weigh
+        (
+            "replica-3 disk at 93%. Next: check whether the WAL directory is the bulk of it before touching anything.",
+            "step",
+        ),
+    ],
+)
+def test_the_ask_decides_a_simple_ask_whatever_situation_is_told_around_it(thought: str, cap: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert chosen.strategy == "single" and chosen.score <= WEIGHTS.ceilings[cap], chosen.factors
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "Kill the loyalty programme?",
+        "Should our clinic stop taking walk-in patients?",
+        'The user writes: "Should I tell my manager about the fraud, knowing he will guess it was me?"',
+        "Standort Kassel zum Jahresende schließen?",  # a German infinitive, written in lower case
+        "Die Tochtergesellschaft in Polen verkaufen, ja oder nein?",
+        "Licencier le directeur commercial après l'incident d'hier ?",  # an action infinitive first
+        "¿Despedir al gerente de la tienda de Sevilla?",
+        "Demitir o gerente da filial de Campinas?",
+        "Tumeur de 3 cm chez mon père : opérer maintenant ou surveiller six mois ?",  # two courses of action
+    ],
+)
+def test_a_question_proposing_a_course_of_action_is_a_decision_however_short(thought: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert chosen.strategy in ("triple", "full") and "dilemma" in {f.name for f in chosen.factors}, chosen.factors
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "Neue Zahlen zu den Verkäufen?",  # a noun in -en, capitalised: no infinitive
+        "Sollen wir Postgres oder MongoDB nehmen?",  # one verb for both options: a choice, not two actions
+        'Pythonのzoneinfoで日本時間のキーは"Asia/Tokyo"で合ってる？',  # a check
+        "下のアンケートの自由記述を読んで、テーマを3つにまとめてくれる？",  # a request
+    ],
+)
+def test_a_noun_a_shared_verb_a_check_or_a_request_is_no_proposal(thought: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert "dilemma" not in {f.name for f in chosen.factors}, chosen.factors
+
+
+def test_which_of_two_values_is_a_fact_to_look_up_not_options_to_weigh() -> None:
+    chosen = route(ctx("Cuando el backend tarda más que el timeout, ¿el proxy devuelve 502 o 504?"), DEFAULT)
+    assert chosen.strategy == "single" and "decision" not in {f.name for f in chosen.factors}, chosen.factors
+
+
+def test_the_angle_an_ask_is_for_is_among_two_or_more_hats() -> None:
+    # the percentage pulls the factual hat, which used to push the branch's upside out of two hats
+    branch = ctx(
+        "Branch: what if we reuse the 2021 panel instead? It covers 40% more schools and the same items.",
+        branch_origin=(1, "Run a new survey"),
+    )
+    assert route(branch, DEFAULT).hats == ("creative", "optimistic")
+    ideas = route(ctx("Ideas for a farewell for our retiring head nurse, on a small budget?"), DEFAULT)
+    assert len(ideas.hats) >= 2 and "creative" in ideas.hats
+
+
+def test_a_revision_branch_or_doubt_takes_three_hats_at_most_unless_it_asks_for_a_decision() -> None:
+    revision = (
+        "I have to correct what I said: the dataset we shipped to nine partner labs has swapped labels in 1,200 "
+        "images. Two papers are under review, three theses depend on it, the PI and the funder disagree, and the "
+        "partners' lawyers are asking questions."
+    )
+    chosen = route(ctx(revision, revised=(1, "The dataset is clean")), DEFAULT)
+    capped = {f.name: f.detail for f in chosen.factors}["simple_ask"]
+    assert chosen.strategy == "triple" and capped.endswith(f"at most {WEIGHTS.ceilings['session_step']:g}")
+    deciding = route(ctx(revision + " Do we retract the dataset today?", revised=(1, "The dataset is clean")), DEFAULT)
+    assert deciding.strategy == "full", deciding.factors

@@ -465,7 +465,8 @@ STOPWORDS: dict[str, str] = {
     "es": "el los las y es son está están del una para con nuestro nuestra nosotros debemos lo pero más muy qué "
     "cuál cuándo cómo dónde quién también hay ya al deberíamos sus nos le esto eso sin hasta tiene tienen puede pueden "
     "yo mi hace otro ahora",
-    "fr": "le les et est sont ne pas des une pour avec nous notre nos il ils ce qui dans au aux sur plus cette quel "
+    "fr": "le les et est sont ne pas des une puis ensuite aussi faire cela ça elle selon afin pour avec nous notre "
+    "nos il ils ce qui dans au aux sur plus cette quel "
     "quelle quand comment où pourquoi faut doit être avons sommes du je vous on par très sans chez leur leurs ces moi "
     "lui combien deux trois fois jour avant après depuis déjà encore tout tous rien alors donc",
     "pt": "o os e é são está estão não nao do da dos das uma com nosso nossa nós devemos em na ao isso mas muito "

@@ -42,7 +42,8 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from thinking_hats import router_weights  # noqa: E402
-from thinking_hats.router import FACTORS, Weights, reading  # noqa: E402
+from thinking_hats.reading import reading  # noqa: E402
+from thinking_hats.router import FACTORS, Weights  # noqa: E402
 from thinking_hats.routing_eval import ORDER, Labelled, load  # noqa: E402
 
 # The tuning files (retired-frozen: rounds 1-2's frozen part; retired-frozen-3: round 3's, evaluated once and tuned
