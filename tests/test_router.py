@@ -881,3 +881,27 @@ def test_a_revision_branch_or_doubt_takes_three_hats_at_most_unless_it_asks_for_
     assert chosen.strategy == "triple" and capped.endswith(f"at most {WEIGHTS.ceilings['session_step']:g}")
     deciding = route(ctx(revision + " Do we retract the dataset today?", revised=(1, "The dataset is clean")), DEFAULT)
     assert deciding.strategy == "full", deciding.factors
+
+
+def test_an_either_or_question_about_pasted_material_takes_two_hats_at_most() -> None:
+    log = "\n".join(f"2025-03-11T09:4{i}:02.118Z worker-{i} request timed out after 30000 ms" for i in range(8))
+    thought = (
+        f"Nightly build went red again, log tail below.\n{log}\n"
+        "Is this just a flaky timeout on the shared runner, or did yesterday's retry change break the payment flow "
+        "for our biggest customers and put the contract at risk?"
+    )
+    chosen = route(ctx(thought), DEFAULT)
+    capped = {f.name: f.detail for f in chosen.factors}["simple_ask"]
+    assert chosen.strategy == "double" and capped.endswith(f"at most {WEIGHTS.ceilings['pasted_question']:g}")
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "For the board pack, which the chair is anxious about: can you list the invoices over 10,000 from March?",
+        "科研費の報告書に使う。下の自由記述を読んで、出てくるテーマを3つにまとめてくれる？",
+    ],
+)
+def test_a_request_put_as_a_question_is_a_simple_ask(thought: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert chosen.strategy == "single" and chosen.score <= WEIGHTS.ceilings["lookup"], chosen.factors

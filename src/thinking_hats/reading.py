@@ -73,6 +73,10 @@ _CHECK_WHETHER = re.compile(
     r"|\b(?:vérifier|voir|contrôler) si\b|\b(?:comprobar|verificar|ver|revisar|chequear) si\b"
     r"|\b(?:verificar|ver|checar|conferir) se\b"
 )
+_POLITE = re.compile(
+    r"^(?:(?:can|could|would|will) you (?:please )?|please |kannst du |könnten sie |können sie |"
+    r"puedes |podrías |pouvez-vous |peux-tu |tu peux |pode |podes |você pode |consegue )"
+)
 _WEIGHED = frozenset(("decision", "planning", "ideation"))  # signals that make the user's words more than a lookup
 _DOCUMENT_WORDS = 150  # prose this long around a lookup is a pasted document, not the user's situation
 
@@ -528,6 +532,10 @@ def reading(ctx: ThoughtContext) -> Reading:
     # A revision, a branch or a doubt reviews a step of the session: three angles at most, unless it asks to decide.
     if not caps and dilemma is None and _SESSION_STEP.intersection(asks):
         caps = ("session_step",)
+    # "Log tail below. Is this just the memory limit, or something else?": a reading of the material, two angles.
+    if not caps and dilemma is None and pasted and set(asks) <= {"either", "either_stakes"} and asks:
+        caps = ("pasted_question",)
+        asks = ["either" if ask == "either_stakes" else ask for ask in asks]
     return Reading(counts, details, tuple(asks), pasted > 0, caps, "\n".join(asked_chunks), lang)
 
 
@@ -561,6 +569,10 @@ def _simple(
         return ()
 
     for chunk in asked:
+        # a request put as a question: "Can you list the flagged values?", "テーマを3つにまとめてくれる？"
+        polite = _POLITE.sub("", chunk.strip(" \t\n-*•¿¡").rpartition(": ")[2])
+        if (request.search(chunk) if cjk else request.match(polite)) is not None:
+            return ("lookup",)
         if vocabulary is not None and not _signal_terms(chunk, vocabulary)[0].keys().isdisjoint(_AT_STAKE):
             continue  # "Which of the two patients gets the last ICU bed?" weighs stakes, it looks nothing up
         if lookup.search(chunk) or (short(chunk) and numbers >= _ENOUGH_NUMBERS and not how.search(chunk)):

@@ -136,6 +136,7 @@ _CEILING_DETAIL = {
     "step": "states the next step",
     "second_angle": "a branch, a doubt or ideas with no people or stakes in play",
     "session_step": "a revision, a branch or a doubt, with no decision asked for",
+    "pasted_question": "an either/or question about pasted material",
 }
 _WHO = frozenset(("stakeholders",))
 _LOOKUP_AFFINITY = 30.0

@@ -518,8 +518,8 @@ REQUEST_TERMS: dict[str, str] = {
     "indiquez-moi",
     "pt": "faz a conta, faça a conta, faz o cálculo, redija, redige, encontre, extraia, liste, calcule, calcular, "
     "diga-me, me diga, me diz, indique",
-    "zh": "算一算, 帮我查, 查一下, 核对一下, 找出, 列出, 定位, 看一下是, 算一下, 帮我算",
-    "ja": "計算, 確認して, 調べて, 抜き出, 教えて, 確認したい, 計算して",
+    "zh": "总结一下, 归纳一下, 列一下, 算一算, 帮我查, 查一下, 核对一下, 找出, 列出, 定位, 看一下是, 算一下, 帮我算",
+    "ja": "まとめて, 挙げて, 一覧にして, 計算, 確認して, 調べて, 抜き出, 教えて, 確認したい, 計算して",
 }
 # A short question that asks how to act ("Como conduzo?") is not a sum, however many numbers come before it.
 # A request passed on or narrowed down, anywhere in a sentence that asks no question: "Marta wants to know which

@@ -96,7 +96,7 @@ HAND_SET = Weights(
     },
     # Round 4: a simple ask (a lookup or a sum, a next step) caps the score below the double threshold, and a branch,
     # a doubt or ideas with no people or stakes in play below the triple one. Not fitted: each is a labelling rule.
-    ceilings={"lookup": 20.0, "step": 20.0, "second_angle": 44.0, "session_step": 64.0},
+    ceilings={"lookup": 20.0, "step": 20.0, "second_angle": 44.0, "session_step": 64.0, "pasted_question": 44.0},
 )
 WEIGHTS_FILE = ROOT / "src" / "thinking_hats" / "router_weights.py"
 # Factors read as one unit at most (an ask, a session cue): only their first unit's points mean anything.
@@ -328,7 +328,9 @@ def render(weights: Weights, note: str) -> str:
     lines += ["}", ""]
     lines.append("# the score allowed at most: a simple ask (a lookup or a sum, a next step; see")
     lines.append("# router_terms.LOOKUP_TERMS), a branch, a doubt or ideas with no people or stakes in play, and a")
-    lines.append("# revision, a branch or a doubt that asks for no decision")
+    lines.append(
+        "# revision, a branch or a doubt that asks for no decision, and an either/or question about pasted material"
+    )
     lines.append("CEILINGS: dict[str, float] = {")
     lines += [f'    "{cap}": {value:g},' for cap, value in weights.ceilings.items()]
     lines += ["}", ""]
