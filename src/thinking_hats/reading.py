@@ -24,6 +24,7 @@ from functools import cache
 from .analysis import ThoughtContext
 from .router_terms import (
     DECISION_QUESTIONS,
+    FACT_QUESTIONS,
     HOW_TERMS,
     LETTERS,
     LOOKUP_TERMS,
@@ -433,7 +434,7 @@ def reading(ctx: ThoughtContext) -> Reading:
         if dilemma is None and lang in WHETHER and (weighed := _whether(lang).search(chunk)) is not None:
             dilemma = weighed.group()[-12:]
         if asked or unmarked:
-            offers = vocabulary.either.search(chunk) is not None
+            offers = vocabulary.either.search(chunk) is not None and not _asks_what_is(chunk, lang)
             either = either or offers
             if dilemma is None:
                 opener = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2].lstrip("\"'“„«‘ ")
@@ -533,7 +534,8 @@ def reading(ctx: ThoughtContext) -> Reading:
     if not caps and dilemma is None and _SESSION_STEP.intersection(asks):
         caps = ("session_step",)
     # "Log tail below. Is this just the memory limit, or something else?": a reading of the material, two angles.
-    if not caps and dilemma is None and pasted and set(asks) <= {"either", "either_stakes"} and asks:
+    about_material = asks or any(_asks_what_is(chunk, lang) for chunk in asked_chunks)
+    if not caps and dilemma is None and pasted and set(asks) <= {"either", "either_stakes"} and about_material:
         caps = ("pasted_question",)
         asks = ["either" if ask == "either_stakes" else ask for ask in asks]
     return Reading(counts, details, tuple(asks), pasted > 0, caps, "\n".join(asked_chunks), lang)
@@ -584,6 +586,17 @@ def _simple(
     if not asked and chunks and lookup.search(chunks[-1]) and not how.search(chunks[-1]):
         return ("lookup",)  # an unmarked question: "total person-days of capacity, roughly"
     return ()
+
+
+def _asks_what_is(chunk: str, lang: str) -> bool:
+    """A question about what is true, whose "or" lists candidate answers (FACT_QUESTIONS)."""
+    opener = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2].lstrip("\"'“„«‘ ")
+    return _fact_question(lang).search(opener) is not None
+
+
+@cache
+def _fact_question(lang: str) -> re.Pattern[str]:
+    return re.compile(FACT_QUESTIONS[lang])
 
 
 def _proposed(found: re.Match[str] | None, text: str) -> re.Match[str] | None:

@@ -409,6 +409,23 @@ DECISION_QUESTIONS: dict[str, str] = {
     r"しますか|しましょうか|するか|べき[？?]|(?<!あ|い|か|き|り)[るすくうつむぶぐ][？?])[。？?\s]*$",
 }
 
+# A question about what is true opens with a question word or a verb whose subject is not us ("Does the ALTER
+# rewrite the table, or is it metadata-only?", "Ist E11.9 der Code ..., oder ...?", "¿nginx devuelve 502 o 504?"):
+# its "or" names the candidate answers, not options to weigh. "Do we..."/"Should I..." stay choices.
+FACT_QUESTIONS: dict[str, str] = {
+    "en": r"^(?:is|are|was|were|does|did|has|had|will it|would it|can it|could it|do (?:they|these|those|you)|"
+    r"what(?! (?:do|should|would|shall|can) (?:we|i)\b)|which|when|where|who|whom|whose|how many|how much|how long|"
+    r"how often)\b",
+    "de": r"^(?:ist|sind|war|waren|gilt|gibt|hat|wird|wurde|kann man|braucht man|muss man|wie viele|wie viel|"
+    r"wie lange|welche\w*|wann|wo|wer|wen|wem)\b|^\S+ (?:ist|sind|gilt|war) doch\b",
+    "es": r"^(?:es|son|está|están|era|fue|hay|se puede|cuál|cuáles|cuándo|dónde|quién|quiénes|cuánto\w*)\b",
+    "fr": r"^(?:est-ce que (?:c'|il |elle |ce |ça )|c'est|est-il|est-elle|faut-il (?:un|une|des|le|la)|quel\w*|"
+    r"quand|où|qui|combien|elle est|il est)\b",
+    "pt": r"^(?:é|são|está|estão|era|foi|há|tem|qual|quais|quando|onde|quem|quant\w*)\b",
+    "zh": r"^(?![^，。？]*(?:我们|咱们|我该|我要|要不要|该不该|应该))[^，。？]*是[^，。？]*还是",
+    "ja": r"^(?!.*(?:べき|しますか|しましょうか|する\?|する？)).*(?:ですか|でしょうか|のか|んですか)",
+}
+
 # Weighing whether to do something, in a statement as much as in a question: "母に胃ろうを作るかどうか、明日までに
 # 決めないといけない。" (Chinese "要不要" in a statement is as often a step: "再决定要不要减量" after a check).
 WHETHER: dict[str, str] = {
