@@ -507,21 +507,26 @@ LETTERS: dict[str, tuple[str, ...]] = {
 # a next mechanical step ("Next: reissue the two invoices"). None holds when the thought also weighs what to do (a
 # decision term, a yes/no question on what to do, options, a plan, ideas, a revision, a branch, a doubt).
 LOOKUP_TERMS: dict[str, str] = {
-    "en": "when, where, who, what date, what time, what year, what version, on what date, by when, is that right, "
+    "en": "ballpark, roughly, approximately, per dose, per person, per head, per student, per unit, when, where, "
+    "who, what date, what time, what year, what version, on what date, by when, is that right, "
     "is this right, am i right, which, what's, what is, what are, what was, how many, how much, how long, total, "
     "in total, correct",
-    "de": "wann, wo, wer, bis wann, ab wann, seit wann, welches datum, stimmt es, welche, welcher, welches, welchen, "
+    "de": "überschlagen, ungefähr, pro kopf, pro person, pro kind, wann, wo, wer, bis wann, ab wann, seit wann, "
+    "welches datum, stimmt es, welche, welcher, welches, welchen, "
     "welchem, wie viel, wie viele, wie lange, insgesamt, summe, "
     "was kostet, was kosten, stimmt das, richtig",
-    "es": "cuándo, dónde, quién, hasta cuándo, qué fecha, qué día, qué hora, es así, cuál, cuáles, qué cláusula, "
+    "es": "aproximadamente, más o menos, por alto, por persona, por cabeza, por alumno, cuándo, dónde, quién, "
+    "hasta cuándo, qué fecha, qué día, qué hora, es así, cuál, cuáles, qué cláusula, "
     "qué línea, cuánto, cuánta, cuántos, cuántas, en total, total, es correcto, "
     "correcto",
-    "fr": "quand, où, qui, jusqu'à quand, à partir de quand, quelle date, c'est bien, c'est exact, quel, quelle, "
+    "fr": "environ, à peu près, grosso modo, par personne, par élève, par tête, quand, où, qui, jusqu'à quand, "
+    "à partir de quand, quelle date, c'est bien, c'est exact, quel, quelle, "
     "quels, quelles, lequel, laquelle, combien, au total, total, c'est bien ça, correct",
-    "pt": "quando, onde, quem, até quando, que dia, que data, está certo isso, certo, qual, quais, quanto, quanta, "
+    "pt": "aproximadamente, por alto, por pessoa, por cabeça, por aluno, quando, onde, quem, até quando, que dia, "
+    "que data, está certo isso, certo, qual, quais, quanto, quanta, "
     "quantos, quantas, no total, total, mais ou menos quanto, está certo, correto",
-    "zh": "什么时候, 哪天, 几号, 何时, 对不对, 是不是这样, 哪, 多少, 几, 一共, 总共, 合计, 对吗, 是多少",
-    "ja": "いつ, どこ, 誰, 合ってる, 合っていますか, 正しい, どの, 第何, 何条, 何行, "
+    "zh": "粗略, 人均, 每人, 什么时候, 哪天, 几号, 何时, 对不对, 是不是这样, 哪, 多少, 几, 一共, 总共, 合计, 对吗, 是多少",
+    "ja": "ざっくり, およそ, 概算, 一人あたり, 1人あたり, いつ, どこ, 誰, 合ってる, 合っていますか, 正しい, どの, 第何, 何条, 何行, "
     "いくら, いくつ, 何人, 何件, 何個, 合計, 足りる",
 }
 REQUEST_TERMS: dict[str, str] = {
