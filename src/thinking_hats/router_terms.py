@@ -525,9 +525,10 @@ LOOKUP_TERMS: dict[str, str] = {
     "pt": "aproximadamente, por alto, por pessoa, por cabeça, por aluno, quando, onde, quem, até quando, que dia, "
     "que data, está certo isso, certo, qual, quais, quanto, quanta, "
     "quantos, quantas, no total, total, mais ou menos quanto, está certo, correto",
-    "zh": "粗略, 人均, 每人, 什么时候, 哪天, 几号, 何时, 对不对, 是不是这样, 哪, 多少, 几, 一共, 总共, 合计, 对吗, 是多少",
-    "ja": "ざっくり, およそ, 概算, 一人あたり, 1人あたり, いつ, どこ, 誰, 合ってる, 合っていますか, 正しい, どの, 第何, 何条, 何行, "
-    "いくら, いくつ, 何人, 何件, 何個, 合計, 足りる",
+    "zh": "粗略, 人均, 每人, 什么时候, 哪天, 几号, 何时, 对不对, 是不是这样, 哪, "
+    "多少, 几, 一共, 总共, 合计, 对吗, 是多少",
+    "ja": "ざっくり, およそ, 概算, 一人あたり, 1人あたり, いつ, どこ, 誰, 合ってる, "
+    "合っていますか, 正しい, どの, 第何, 何条, 何行, いくら, いくつ, 何人, 何件, 何個, 合計, 足りる",
 }
 REQUEST_TERMS: dict[str, str] = {
     "en": "draft, write up, fill in, add up, sum up, work out the, do the math, do the sum, look up, pull out, "
