@@ -34,6 +34,7 @@ from .router_terms import (
     REQUEST_TERMS,
     SEQUENCE_TERMS,
     SIGNAL_TERMS,
+    STEP_OPENERS,
     STEP_TERMS,
     STOPWORDS,
     WHETHER,
@@ -73,6 +74,12 @@ _CHECK_WHETHER = re.compile(
     r"\b(?:check|see|verify|confirm|find out|test) (?:whether|if)\b|\b(?:prüfen|prüfe|nachsehen|schauen|checken),? ob\b"
     r"|\b(?:vérifier|voir|contrôler) si\b|\b(?:comprobar|verificar|ver|revisar|chequear) si\b"
     r"|\b(?:verificar|ver|checar|conferir) se\b"
+)
+# After "now", "then", "jetzt": someone else acting is the situation told ("Jetzt will der Chef ..."), not a step.
+_TOLD = re.compile(
+    r"[\s,:]*(?:will|wollen|muss|müssen|soll|sollen|ist|sind|hat|haben|kann|können|wird|werden|der|die|das|"
+    r"wants|is|are|has|have|says|said|the|my|our|his|her|their|they|he|she|we|"
+    r"el|la|los|las|quiere|dice|le|les|il|elle|ils|on|o|a|os|as|quer|diz)\b"
 )
 _POLITE = re.compile(
     r"^(?:(?:can|could|would|will) you (?:please )?|please |kannst du |könnten sie |können sie |"
@@ -248,7 +255,7 @@ def _terms_pattern(table: dict[str, str], lang: str) -> re.Pattern[str]:
 @cache
 def _simple_asks(lang: str) -> tuple[re.Pattern[str], ...]:
     """How a lookup is asked, requested, a short question asks how to act, and a next step is stated."""
-    tables = (LOOKUP_TERMS, REQUEST_TERMS, HOW_TERMS, STEP_TERMS, RELAYED_TERMS)
+    tables = (LOOKUP_TERMS, REQUEST_TERMS, HOW_TERMS, STEP_TERMS, RELAYED_TERMS, STEP_OPENERS)
     return tuple(_terms_pattern(table, lang) for table in tables)
 
 
@@ -549,7 +556,7 @@ def _simple(
     prose (a contract, a report) only its questions and its first sentence are taken for the user's words. In a
     short thought with nothing pasted (`vocabulary` given), a question naming stakes, risks or positions is no
     lookup."""
-    lookup, request, how, step, relayed = _simple_asks(lang)
+    lookup, request, how, step, relayed, opener = _simple_asks(lang)
     cjk = lang in _CJK_WORDS_PER_CHAR
 
     def short(chunk: str) -> bool:
@@ -561,6 +568,16 @@ def _simple(
         opens = any(read[: m.start()].rstrip()[-1:] in _CLAUSE_MARKS for m in step.finditer(read))
         if weighed.isdisjoint(_WEIGHED) or (opens and weighed.isdisjoint(_WEIGHED - {"planning"})):
             return ("step",)
+    # "Next on the discharge checklist: reconcile...", "Jetzt Kernel-Update einspielen, ...": a step opening a clause
+    if (
+        not asked
+        and weighed.isdisjoint(_WEIGHED)
+        and any(
+            read[: m.start()].rstrip()[-1:] in _CLAUSE_MARKS and not _TOLD.match(read, m.end())
+            for m in opener.finditer(read)
+        )
+    ):
+        return ("step",)
     numbers = len(_NUMBERS.findall(read))
     # What the asker wants decides, not a plan told around it.
     sums = numbers >= _ENOUGH_NUMBERS

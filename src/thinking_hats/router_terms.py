@@ -566,6 +566,17 @@ HOW_TERMS: dict[str, str] = {
     "zh": "怎么, 如何, 咋, 该, 要不要",
     "ja": "どう, べき",
 }
+# Words that state a next step only when they open a sentence or a clause ("Next on the checklist: ...",
+# "Jetzt Kernel-Update einspielen, ...", "Continue with periods 5 and 6"), not inside one ("the next quarter").
+STEP_OPENERS: dict[str, str] = {
+    "en": "next, now, continue with, moving on to, on to, doing that now, then",
+    "de": "jetzt, nun, danach, weiter mit, dann",
+    "es": "ahora, luego, sigo con, después, siguiente",
+    "fr": "maintenant, ensuite, je continue avec, je passe à, puis",
+    "pt": "agora, depois, em seguida, sigo com, próximo",
+    "zh": "现在, 然后, 接着, 随后",
+    "ja": "次に, これから, 続いて",
+}
 STEP_TERMS: dict[str, str] = {
     "en": "next i'll, next i, for now i'll, now i'll, i'll now, then i'll, my next step, all that's left is, "
     "what's left is, next:, next step, next up, the next thing",
