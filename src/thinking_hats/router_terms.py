@@ -569,12 +569,12 @@ HOW_TERMS: dict[str, str] = {
 # Words that state a next step only when they open a sentence or a clause ("Next on the checklist: ...",
 # "Jetzt Kernel-Update einspielen, ...", "Continue with periods 5 and 6"), not inside one ("the next quarter").
 STEP_OPENERS: dict[str, str] = {
-    "en": "next, now, continue with, moving on to, on to, doing that now, then",
-    "de": "jetzt, nun, danach, weiter mit, dann",
-    "es": "ahora, luego, sigo con, después, siguiente",
-    "fr": "maintenant, ensuite, je continue avec, je passe à, puis",
-    "pt": "agora, depois, em seguida, sigo com, próximo",
-    "zh": "现在, 然后, 接着, 随后",
+    "en": "next, now, continue with, moving on to, doing that now",
+    "de": "jetzt, nun, weiter mit",
+    "es": "ahora, sigo con, siguiente",
+    "fr": "maintenant, je continue avec, je passe à",
+    "pt": "agora, sigo com, próximo",
+    "zh": "现在, 接下来",
     "ja": "次に, これから, 続いて",
 }
 STEP_TERMS: dict[str, str] = {
