@@ -81,6 +81,30 @@ _TOLD = re.compile(
     r"wants|is|are|has|have|says|said|the|my|our|his|her|their|they|he|she|we|"
     r"el|la|los|las|quiere|dice|le|les|il|elle|ils|on|o|a|os|as|quer|diz)\b"
 )
+_BARE_WH = frozenset(
+    [
+        "when",
+        "where",
+        "who",
+        "wann",
+        "wo",
+        "wer",
+        "quand",
+        "où",
+        "qui",
+        "cuándo",
+        "dónde",
+        "quién",
+        "quando",
+        "onde",
+        "quem",
+        "什么时候",
+        "何时",
+        "いつ",
+        "どこ",
+        "誰",
+    ]
+)
 _POLITE = re.compile(
     r"^(?:(?:can|could|would|will) you (?:please )?|please |kannst du |könnten sie |können sie |"
     r"puedes |podrías |pouvez-vous |peux-tu |tu peux |pode |podes |você pode |consegue )"
@@ -582,7 +606,7 @@ def _simple(
     # What the asker wants decides, not a plan told around it.
     sums = numbers >= _ENOUGH_NUMBERS
     passed_on = any(_relayed(chunk, (lookup, request, relayed), sums, lang) for chunk in chunks)
-    if not asked and "decision" not in weighed and passed_on:
+    if not asked and weighed.isdisjoint(_WEIGHED - {"planning"}) and passed_on:
         return ("lookup",)
     if not weighed.isdisjoint(_WEIGHED):  # the signals of the user's words (`read`, or a document's first lines)
         return ()
@@ -600,8 +624,11 @@ def _simple(
         found = request.search(chunk) if cjk else request.match(chunk.strip(" \t\n-*•¿¡"))  # an imperative opens it
         if found is not None:
             return ("lookup",)
-    if not asked and chunks and lookup.search(chunks[-1]) and not how.search(chunks[-1]):
-        return ("lookup",)  # an unmarked question: "total person-days of capacity, roughly"
+    # An ask in the last sentence without a question mark ("total person-days of capacity, roughly", "La principale
+    # veut le coût par élève."), by a lookup term other than a bare question word (a story says "who" and "when").
+    last = chunks[-1].strip() if chunks else ""
+    if not asked and any(m.group() not in _BARE_WH for m in lookup.finditer(last)) and not how.search(last):
+        return ("lookup",)
     return ()
 
 

@@ -17,7 +17,9 @@ LANGUAGES = ("en", "de", "es", "fr", "pt", "zh", "ja")
 
 SIGNAL_TERMS: dict[str, dict[str, str]] = {
     "decision": {
-        "en": "should we, should i, should they, should you, should it, should the, should our, shall we, "
+        "en": "should she, should he, do i recommend, do we recommend, would you recommend, makes more sense, "
+        "make more sense, should we, should i, should they, should you, should it, should the, should our, "
+        "shall we, "
         "ought we, choos*, chose, choice*, pick, picking, select, selecting, decid*, decision*, vs, "
         "versus, trade-off*, tradeoff*, trade off, option*, whether, prefer, preferable, compar*, pros and cons, "
         "instead of, rather than, go with, worth it, worth the, which one, which is better, would it be better, "
@@ -28,7 +30,8 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "what is the right call, what's the right call, which way, which do we, which should we, which would you, "
         "course of action, the right move, the best move, way forward, the right thing, what would you do, "
         "what would you recommend, what do you recommend",
-        "de": "sollen wir, sollten wir, soll ich, sollte ich, soll man, sollte man, sollen die, müssen wir uns, "
+        "de": "welche empfehlung, empfehlen wir, empfiehlst du, raten wir, am sinnvollsten, sinnvoller, sollen wir, "
+        "sollten wir, soll ich, sollte ich, soll man, sollte man, sollen die, müssen wir uns, "
         "~entscheid*, wählen, wählt, auswahl, auswählen, abwäg*, abwägung, option*, ob wir, ob ich, ob man, "
         "vor- und nachteile, vorteile und nachteile, stattdessen, anstatt, statt, lieber, ~vergleich*, lohnt sich, "
         "lohnt es sich, welche variante, welche option, versus, vs, trade-off*, alternativ oder, was tun wir, "
@@ -36,28 +39,33 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "wie gehen wir vor, wie sollen wir vorgehen, wie gehe ich vor, wie soll ich vorgehen, wie reagieren wir, "
         "wie verfahren wir, wie gehen wir damit um, wie gehe ich damit um, was nun, welche linie, welchen weg, "
         "wie positionieren, was würdest du tun, was würden sie tun, was empfiehlst du, was ist das richtige",
-        "es": "deberíamos, debemos, debería, debo, conviene, convendría, decid*, decisión, decisiones, elegir, "
+        "es": "qué hacer, recomiendas, recomendar, tiene más sentido, más sentido, deberíamos, debemos, debería, "
+        "debo, conviene, convendría, decid*, decisión, decisiones, elegir, "
         "elijo, elegimos, elección, escoger, opción, opciones, ventajas y desventajas, pros y contras, en lugar de, "
         "en vez de, compar*, vale la pena, frente a, versus, vs, si deberíamos, nos quedamos, mantener o, "
         "qué hacemos, qué hago, qué debo hacer, qué deberíamos hacer, qué hacer, cómo decidimos, cómo procedemos, "
         "cómo proceder, cómo actuamos, cómo actuar, cómo reaccionamos, cómo lo manejamos, cómo manejamos, y ahora qué, "
         "qué postura, qué camino, qué harías, qué recomiendas, lo correcto",
-        "fr": "devrions-nous, devons-nous, faut-il, dois-je, devrais-je, devrait-on, doit-on, devrions, devrait-il, "
+        "fr": "quoi faire, que faire, recommander, recommandez, conseillez, le plus sensé, devrions-nous, "
+        "devons-nous, faut-il, dois-je, devrais-je, devrait-on, doit-on, devrions, devrait-il, "
         "choisir, choix, décid*, décision*, option*, avantages et inconvénients, pour et contre, au lieu de, "
         "plutôt que, compar*, vaut-il la peine, vaut la peine, arbitrage*, versus, vs, garder ou, se prononcer, "
         "que faire, que fait-on, qu'est-ce qu'on fait, que dois-je faire, que devons-nous faire, comment procéder, "
         "comment on procède, comment réagir, comment réagit-on, comment gérer, comment on gère, comment agir, "
         "quelle ligne, quelle position, quelle attitude, quelle conduite, quelle posture, que ferais-tu, "
         "que feriez-vous, que recommandes-tu",
-        "pt": "devemos, deveríamos, devo, deveria, decid*, decisão, decisões, escolher, escolha*, opção, opções, "
+        "pt": "qual indicar, indicar, recomendar, faz mais sentido, escolho, faz o quê, devemos, deveríamos, devo, "
+        "deveria, decid*, decisão, decisões, escolher, escolha*, opção, opções, "
         "prós e contras, vantagens e desvantagens, em vez de, ao invés de, compar*, vale a pena, versus, vs, "
         "manter ou, o que fazemos, o que faço, o que fazer, o que devo fazer, o que devemos fazer, como procedemos, "
         "como proceder, como agimos, como agir, como reagimos, como reagir, como lidar, como lidamos, que postura, "
         "qual postura, qual caminho, o que você faria, o que recomenda, o certo",
-        "zh": "是否, 要不要, 该不该, 应不应该, 应该, 选择, 选哪, 决定, 决策, 取舍, 权衡, 利弊, 优缺点, 方案, 选项, "
+        "zh": "哪个好, 怎么做, 是否, 要不要, 该不该, 应不应该, 应该, 选择, 选哪, 决定, 决策, 取舍, 权衡, 利弊, "
+        "优缺点, 方案, 选项, "
         "对比, 比较, 值不值得, 值得吗, 哪个更好, 哪一个, 哪种, 怎么办, 如何是好, 该怎么做, 如何处理, 怎么处理, "
         "怎么应对, 如何应对, 该如何, 下一步怎么走",
-        "ja": "べきか, べきでしょうか, べきですか, すべき, 選ぶ, 選択, 決める, 決定, 検討, 比較, トレードオフ, "
+        "ja": "どうする, おすすめ, どちらがいい, べきか, べきでしょうか, べきですか, すべき, 選ぶ, 選択, 決める, "
+        "決定, 検討, 比較, トレードオフ, "
         "メリットとデメリット, メリット・デメリット, 長所と短所, 選択肢, どちら, か否か, かどうか, どっち, "
         "続けるか, やめるか, どうすれば, どうしたら, どうするか, どうすべき, どう対応, どう進め, どう判断, 対応方針",
     },
@@ -102,7 +110,8 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "sugerencias, propón, proponme, actividades para, "
         "qué pasaría si, y si, creativ*, novedos*, innova*, inventar, imaginemos, posibilidades, replantear, "
         "explorar, otras formas, nuevas formas, enfoques, otro enfoque",
-        "fr": "remue-méninges, brainstorm*, idée*, alternative*, et si, créati*, innov*, inventer, imaginons, "
+        "fr": "remue-méninges, brainstorm*, idée*, alternative*, et si, créatif, créative, créatifs, créatives, "
+        "créativité, innov*, inventer, imaginons, "
         "suggestions, pistes, propose-moi, proposez-moi, activités pour, "
         "possibilités, repenser, explorer, autres façons, nouvelles façons, autres manières, approches, "
         "autre approche",
@@ -526,7 +535,7 @@ LOOKUP_TERMS: dict[str, str] = {
     "que data, está certo isso, certo, qual, quais, quanto, quanta, "
     "quantos, quantas, no total, total, mais ou menos quanto, está certo, correto",
     "zh": "粗略, 人均, 每人, 什么时候, 哪天, 几号, 何时, 对不对, 是不是这样, 哪, "
-    "多少, 几, 一共, 总共, 合计, 对吗, 是多少",
+    "多少, 几辆, 几台, 几天, 几个月, 几年, 几次, 几点, 几号, 几位, 几名, 几张, 几间, 一共, 总共, 合计, 对吗, 是多少",
     "ja": "ざっくり, およそ, 概算, 一人あたり, 1人あたり, いつ, どこ, 誰, 合ってる, "
     "合っていますか, 正しい, どの, 第何, 何条, 何行, いくら, いくつ, 何人, 何件, 何個, 合計, 足りる",
 }
@@ -542,7 +551,7 @@ REQUEST_TERMS: dict[str, str] = {
     "pt": "faz a conta, faça a conta, faz o cálculo, redija, redige, encontre, extraia, liste, calcule, calcular, "
     "diga-me, me diga, me diz, indique",
     "zh": "总结一下, 归纳一下, 列一下, 算一算, 帮我查, 查一下, 核对一下, 找出, 列出, 定位, 看一下是, 算一下, 帮我算",
-    "ja": "まとめて, 挙げて, 一覧にして, 計算, 確認して, 調べて, 抜き出, 教えて, 確認したい, 計算して",
+    "ja": "まとめて, 挙げて, 一覧にして, 確認して, 調べて, 抜き出, 教えて, 確認したい, 計算して",
 }
 # A short question that asks how to act ("Como conduzo?") is not a sum, however many numbers come before it.
 # A request passed on or narrowed down, anywhere in a sentence that asks no question: "Marta wants to know which
@@ -582,7 +591,7 @@ STEP_TERMS: dict[str, str] = {
     "what's left is, next:, next step, next up, the next thing",
     "de": "jetzt muss ich nur, ich kümmere mich nur um, nächster schritt ist, als nächstes, als nächstes, "
     "nächster schritt, nächste schritt, als nächster schritt",
-    "es": "lo próximo, ahora toca, queda mandar, queda, hago eso ahora, ahora voy a, siguiente paso, próximo paso, "
+    "es": "lo próximo, ahora toca, queda mandar, hago eso ahora, ahora voy a, siguiente paso, próximo paso, "
     "lo siguiente, a continuación",
     "fr": "je vais maintenant, il me reste à, maintenant je, prochaine étape, étape suivante",
     "pt": "agora é, agora vou, falta só, o próximo passo é, próximo passo, a seguir",
