@@ -362,7 +362,19 @@ DECISION_QUESTIONS: dict[str, str] = {
     r"confront|apologi[sz]e|invest|pay|offer|outsource|spin off|"
     r"notify|disclose|pause|postpone|promote|publish|pull|quit|raise|recall|refund|reject|relocate|"
     r"replace|report|retract|rewrite|roll back|sell|settle|shut|sign|stop|sue|suspend|switch|take|tell|terminate|"
-    r"withdraw)\b(?! (?:me|us|a look)\b)|\byes or no\b",
+    r"withdraw)\b(?! (?:me|us|a look)\b)|\byes or no\b"
+    # Any verb first, its object after it: "Ground the whole drone fleet?", "Permanently exclude the boy?" (not a
+    # question word, an auxiliary, a preposition, a conjunction, a determiner or a pronoun first)
+    r"|^(?:\w+ly )?(?!(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|will|"
+    r"would|should|shall|may|might|must|has|have|had|in|on|at|for|with|after|before|of|from|to|about|during|since|"
+    r"under|over|between|into|through|by|per|via|without|within|despite|given|like|and|but|or|so|if|because|"
+    r"although|though|while|unless|the|a|an|this|that|these|those|all|any|some|no|every|each|both|either|neither|"
+    r"my|our|your|his|her|their|its|i|we|you|he|she|they|it|there|here|not|also|just|only|even|still|maybe|"
+    r"perhaps|really|anyone|anything|someone|something|got|seen|thoughts|worth|"
+    # a request to the thinking tool, not a course of action to weigh: "Plan a 6-week unit", "Summarize the themes"
+    r"plan|draft|write|list|summari[sz]e|find|give|show|tell|explain|describe|make|create|build|sketch|outline|"
+    r"compare|estimate|calculate|check|review|suggest|propose|name|help|walk|map)\b)"
+    r"[a-z]+ (?:the|a|an|our|my|his|her|their|this|that|these|those|all|both|every|him|them)\b",
     # The verb first: "Schließen wir das Werk?", "Soll ich es ihm sagen?" (not "Haben wir ein Backup?").
     # Not a conjunction or a question word ("Wenn wir den Preis erhöhen, steigt dann der Umsatz?" is a sum).
     "de": r"^(?!(?:haben|habe|hat|gibt|wissen|weiß|kennen|brauchen|brauche|können|kann|sind|waren|wenn|falls|ob|"
@@ -415,7 +427,7 @@ DECISION_QUESTIONS: dict[str, str] = {
     "ja": r"^(?!.*(?:何|いつ|どこ|誰|どう|どの|いくつ|いくら|どれ|なぜ|どちら|"
     r"くれる|もらえる|で合って|合ってる|正しい|よね)).*"
     r"(?:べきか|べきですか|べきでしょうか|"
-    r"しますか|しましょうか|するか|べき[？?]|(?<!あ|い|か|き|り)[るすくうつむぶぐ][？?])[。？?\s]*$",
+    r"しますか|しましょうか|するか|べき[？?]|(?<!あ|い|か|き|り)[るすくうつむぶぐ]か?[？?])[。？?\s]*$",
 }
 
 # A question about what is true opens with a question word or a verb whose subject is not us ("Does the ALTER
