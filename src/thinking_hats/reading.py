@@ -81,6 +81,33 @@ _TOLD = re.compile(
     r"wants|is|are|has|have|says|said|the|my|our|his|her|their|they|he|she|we|"
     r"el|la|los|las|quiere|dice|le|les|il|elle|ils|on|o|a|os|as|quer|diz)\b"
 )
+# Lookup words that may as well pick among options as ask for a fact.
+_CHOOSING = frozenset(
+    (
+        "which",
+        "welche",
+        "welcher",
+        "welches",
+        "welchen",
+        "welchem",
+        "cuál",
+        "cuáles",
+        "quel",
+        "quelle",
+        "quels",
+        "quelles",
+        "lequel",
+        "laquelle",
+        "qual",
+        "quais",
+        "哪",
+        "どの",
+        "what's",
+        "what is",
+        "what are",
+        "what was",
+    )
+)
 _BARE_WH = frozenset(
     [
         "when",
@@ -616,8 +643,12 @@ def _simple(
         polite = _POLITE.sub("", chunk.strip(" \t\n-*•¿¡").rpartition(": ")[2])
         if (request.search(chunk) if cjk else request.match(polite)) is not None:
             return ("lookup",)
-        if vocabulary is not None and not _signal_terms(chunk, vocabulary)[0].keys().isdisjoint(_AT_STAKE):
-            continue  # "Which of the two patients gets the last ICU bed?" weighs stakes, it looks nothing up
+        # "Which of the two patients gets the last ICU bed?" weighs stakes, it looks nothing up; "How many years is
+        # the limitation period for a lawsuit?" asks a number, whatever the stakes it names.
+        choosing = {m.group() for m in lookup.finditer(chunk)} <= _CHOOSING | _BARE_WH
+        at_stake = vocabulary is not None and not _signal_terms(chunk, vocabulary)[0].keys().isdisjoint(_AT_STAKE)
+        if at_stake and choosing:
+            continue
         if lookup.search(chunk) or (short(chunk) and numbers >= _ENOUGH_NUMBERS and not how.search(chunk)):
             return ("lookup",)
     for chunk in (chunks if cjk else chunks[:2] + chunks[-1:]) if not asked else ():

@@ -536,14 +536,16 @@ LOOKUP_TERMS: dict[str, str] = {
     "welches datum, stimmt es, welche, welcher, welches, welchen, "
     "welchem, wie viel, wie viele, wie lange, insgesamt, summe, "
     "was kostet, was kosten, stimmt das, richtig",
-    "es": "aproximadamente, más o menos, por alto, por persona, por cabeza, por alumno, cuándo, dónde, quién, "
+    "es": "a qué hora, qué prueba, qué test, aproximadamente, más o menos, por alto, por persona, por cabeza, "
+    "por alumno, cuándo, dónde, quién, "
     "hasta cuándo, qué fecha, qué día, qué hora, es así, cuál, cuáles, qué cláusula, "
     "qué línea, cuánto, cuánta, cuántos, cuántas, en total, total, es correcto, "
     "correcto",
     "fr": "environ, à peu près, grosso modo, par personne, par élève, par tête, quand, où, qui, jusqu'à quand, "
     "à partir de quand, quelle date, c'est bien, c'est exact, quel, quelle, "
     "quels, quelles, lequel, laquelle, combien, au total, total, c'est bien ça, correct",
-    "pt": "aproximadamente, por alto, por pessoa, por cabeça, por aluno, quando, onde, quem, até quando, que dia, "
+    "pt": "que horas, a que horas, em que dia, aproximadamente, por alto, por pessoa, por cabeça, por aluno, "
+    "quando, onde, quem, até quando, que dia, "
     "que data, está certo isso, certo, qual, quais, quanto, quanta, "
     "quantos, quantas, no total, total, mais ou menos quanto, está certo, correto",
     "zh": "粗略, 人均, 每人, 什么时候, 哪天, 几号, 何时, 对不对, 是不是这样, 哪, "
@@ -556,11 +558,14 @@ REQUEST_TERMS: dict[str, str] = {
     "extract, find, list, calculate, compute, convert, tell me, show me",
     "de": "rechne, rechne nach, formuliere, entwirf, trag, finde, suche heraus, liste, berechne, rechne aus, "
     "ermittle, sag mir, sagen sie mir, zeig mir",
-    "es": "haz la cuenta, haz el cálculo, redacta, saca, busca, extrae, lista, calcula, calcular, dime, dígame, "
+    "es": "cálculo rápido, cálculo de, haz la cuenta, haz el cálculo, redacta, saca, busca, extrae, lista, calcula, "
+    "calcular, dime, dígame, "
     "indícame",
-    "fr": "fais le calcul, fais le compte, rédige, trouve, extrais, liste, calcule, calculer, dites-moi, dis-moi, "
+    "fr": "liste-moi, calcule-moi, fais le calcul, fais le compte, rédige, trouve, extrais, liste, calcule, "
+    "calculer, dites-moi, dis-moi, "
     "indiquez-moi",
-    "pt": "faz a conta, faça a conta, faz o cálculo, redija, redige, encontre, extraia, liste, calcule, calcular, "
+    "pt": "me lista, lista, calcula, só me lista, faz a conta, faça a conta, faz o cálculo, redija, redige, "
+    "encontre, extraia, liste, calcule, calcular, "
     "diga-me, me diga, me diz, indique",
     "zh": "总结一下, 归纳一下, 列一下, 算一算, 帮我查, 查一下, 核对一下, 找出, 列出, 定位, 看一下是, 算一下, 帮我算",
     "ja": "まとめて, 挙げて, 一覧にして, 確認して, 調べて, 抜き出, 教えて, 確認したい, 計算して",
