@@ -82,6 +82,7 @@ _TOLD = re.compile(
     r"el|la|los|las|quiere|dice|le|les|il|elle|ils|on|o|a|os|as|quer|diz)\b"
 )
 # Lookup words that may as well pick among options as ask for a fact.
+_QUOTED = re.compile(r"„[^“”\n]*[“”]|“[^”\n]*”|\"[^\"\n]*\"|«[^»\n]*»|「[^」\n]*」|『[^』\n]*』")
 _CHOOSING = frozenset(
     (
         "which",
@@ -483,7 +484,10 @@ def reading(ctx: ThoughtContext) -> Reading:
             items += 1
         elif len(chunk.split()) >= _SENTENCE_WORDS or (cjk and len(chunk.strip()) >= 5):
             sentences += 1
-        asked = "?" in chunk or "？" in chunk or (cjk and chunk.rstrip(" \t\n。").endswith(_QUESTION_PARTICLES))
+        # A question quoted inside a description (a survey's, a letter's) is not the user's; one the thought ends
+        # with is ('The user writes: "Should I report my manager?"').
+        own = _unquoted(chunk)
+        asked = "?" in own or "？" in own or (cjk and own.rstrip(" \t\n。").endswith(_QUESTION_PARTICLES))
         # A last line typed without its question mark ("Should I take the offer") still asks.
         unmarked = number == len(chunks) - 1 and lang in _UNMARKED_QUESTIONS and chunk.rstrip()[-1:].isalnum()
         if asked:
@@ -578,7 +582,9 @@ def reading(ctx: ThoughtContext) -> Reading:
         asks.append(name)
     caps: tuple[str, ...] = ()
     if dilemma is None and not _WEIGHING.intersection(asks):
-        user = "\n".join(asked_chunks or chunks[:1] + chunks[-1:])  # the ask, not the situation around it
+        # The ask, not the situation around it, nor a question's lead-in ("Je prépare le conseil : quels élèves...?")
+        ask_parts = [chunk.rpartition(": ")[2] for chunk in asked_chunks]
+        user = "\n".join(ask_parts or chunks[:1] + chunks[-1:])
         user = _CHECK_WHETHER.sub(" ", user)
         signals = set(_signal_terms(user, vocabulary)[0])
         plain = pasted == 0 and words < _DOCUMENT_WORDS
@@ -661,6 +667,11 @@ def _simple(
     if not asked and any(m.group() not in _BARE_WH for m in lookup.finditer(last)) and not how.search(last):
         return ("lookup",)
     return ()
+
+
+def _unquoted(chunk: str) -> str:
+    """`chunk` without the quotations inside it; a quotation that ends it stays."""
+    return _QUOTED.sub(lambda m: m.group() if not chunk[m.end() :].strip(" .。") else " ", chunk)
 
 
 def _asks_what_is(chunk: str, lang: str) -> bool:

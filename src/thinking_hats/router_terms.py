@@ -556,7 +556,8 @@ LOOKUP_TERMS: dict[str, str] = {
 REQUEST_TERMS: dict[str, str] = {
     "en": "draft, write up, fill in, add up, sum up, work out the, do the math, do the sum, look up, pull out, "
     "extract, find, list, calculate, compute, convert, tell me, show me",
-    "de": "rechne, rechne nach, formuliere, entwirf, trag, finde, suche heraus, liste, berechne, rechne aus, "
+    "de": "fass bitte, fasse bitte, fass die, fasse die, zusammenfassen, rechne, rechne nach, formuliere, entwirf, "
+    "trag, finde, suche heraus, liste, berechne, rechne aus, "
     "ermittle, sag mir, sagen sie mir, zeig mir",
     "es": "cálculo rápido, cálculo de, haz la cuenta, haz el cálculo, redacta, saca, busca, extrae, lista, calcula, "
     "calcular, dime, dígame, "
