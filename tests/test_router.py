@@ -905,3 +905,66 @@ def test_an_either_or_question_about_pasted_material_takes_two_hats_at_most() ->
 def test_a_request_put_as_a_question_is_a_simple_ask(thought: str) -> None:
     chosen = route(ctx(thought), DEFAULT)
     assert chosen.strategy == "single" and chosen.score <= WEIGHTS.ceilings["lookup"], chosen.factors
+
+
+# --- round 6 ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "Does `ALTER TABLE orders ADD COLUMN note text` rewrite the table on Postgres 14, or is it metadata-only?",
+        "systemd: restart on failure but give up after 3 tries in 5 minutes. Which directives, [Service] or [Unit]?",
+        "Ist Z11.1 doch der ICD-10-GM-Code für die Vorsorge, oder hat sich das 2025 geändert?",
+        "Cuando el backend tarda más que el timeout, ¿el proxy devuelve 502 o 504?",
+    ],
+)
+def test_a_question_about_what_is_true_lists_answers_not_options(thought: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert chosen.strategy == "single" and "decision" not in {f.name for f in chosen.factors}, chosen.factors
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "22 vans, about 140 km a day each, 250 working days, 8 litres per 100 km, diesel at 1.70. Ballpark annual "
+        "fuel cost for the fleet?",
+        "Next on the first-day checklist for Ms. Okafor: create her badge request and book the fire-safety briefing. "
+        "Doing that before the facilities team's 2pm slot.",
+        "Wartungsfenster läuft, Knoten 4 ist leer. Jetzt Firmware einspielen, neu starten und die Dienste prüfen.",
+        "Our lawyer says the client is furious about the delay. How many years is the general limitation period for "
+        "a contract claim in Germany?",
+        "Export Pronote, 4e A. Je prépare le conseil de classe de jeudi : quels élèves ont moins de 8 en anglais ?",
+        # the quoted question is the survey's; the user's ask is the summary
+        'Antworten auf die Frage „Was sollten wir als Erstes ändern?", 40 Stück. Fass bitte die drei häufigsten '
+        "Themen zusammen.",
+    ],
+)
+def test_round_6_simple_asks_stay_one_hat(thought: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert chosen.strategy == "single", chosen.factors
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "Two quotes for the clinic's booking system, one cheap but unsupported, one at $90 a month. Which do I "
+        "recommend to the practice owner?",
+        "The new practice manager replaces someone loved by the three hygienists. What should she do first, and when "
+        "should she meet the owner?",
+        "Fila de notas fiscais: manter o RabbitMQ que caiu duas vezes ou ir para o SQS e perder a ordenação. Qual faz "
+        "mais sentido?",
+        "Ground the whole delivery drone fleet after one dropped a parcel over a playground?",
+        # a story that says "who" and "when" asks no lookup
+        "Zwei Teamleiter streiten seit Wochen, wer wann die Bereitschaft übernimmt. Beide drohen mit Kündigung und "
+        "das Team ist gespalten, wer recht hat",
+    ],
+)
+def test_asking_what_to_recommend_or_do_is_never_a_lookup(thought: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert chosen.strategy != "single" and "simple_ask" not in {f.name for f in chosen.factors}, chosen.factors
+
+
+def test_a_question_quoted_at_the_end_is_the_users_own() -> None:
+    thought = 'The user writes: "Should I report my manager to HR for falsifying the safety numbers?"'
+    assert "dilemma" in {f.name for f in route(ctx(thought), DEFAULT).factors}

@@ -82,7 +82,7 @@ _TOLD = re.compile(
     r"el|la|los|las|quiere|dice|le|les|il|elle|ils|on|o|a|os|as|quer|diz)\b"
 )
 # Lookup words that may as well pick among options as ask for a fact.
-_QUOTED = re.compile(r"„[^“”\n]*[“”]|“[^”\n]*”|\"[^\"\n]*\"|«[^»\n]*»|「[^」\n]*」|『[^』\n]*』")
+_QUOTED = re.compile(r"„[^“”\"\n]*[“”\"]|“[^”\n]*”|\"[^\"\n]*\"|«[^»\n]*»|「[^」\n]*」|『[^』\n]*』")
 _CHOOSING = frozenset(
     (
         "which",
@@ -514,6 +514,9 @@ def reading(ctx: ThoughtContext) -> Reading:
                 if opened is not None:
                     dilemma = opened.group().strip() or "yes/no question"
     add("questions", questions, _plural(questions, "question"))
+    # "Keep RabbitMQ, or move to SQS and lose the ordering. Which makes more sense?": options told, then weighed
+    if not either and dilemma is None and asked_chunks and not pasted and vocabulary.either.search(read):
+        either = any(_signal_terms(chunk, vocabulary)[0].get("decision") for chunk in asked_chunks)
     terms, occurrences = _signal_terms(read, vocabulary)
     items = 0 if listed else items
     sequence = len(terms.pop("structure", ()))
