@@ -83,6 +83,7 @@ _TOLD = re.compile(
 )
 # Lookup words that may as well pick among options as ask for a fact.
 _QUOTED = re.compile(r"„[^“”\"\n]*[“”\"]|“[^”\n]*”|\"[^\"\n]*\"|«[^»\n]*»|「[^」\n]*」|『[^』\n]*』")
+_QUOTE_MARKS = ("„", "“", '"', "«", "「", "『")
 _OPEN_QUOTE = re.compile(r"[„“「『][^„“”«»「」『』\n]*$")
 _CHOOSING = frozenset(
     (
@@ -675,6 +676,8 @@ def _simple(
 
 def _unquoted(chunk: str) -> str:
     """`chunk` without the quotations inside it; a quotation that ends it stays."""
+    if not any(mark in chunk for mark in _QUOTE_MARKS):
+        return chunk
     own = _QUOTED.sub(lambda m: m.group() if not chunk[m.end() :].strip(" .。") else " ", chunk)
     # a quotation the sentence split cut open ('开放题（“你最希望改进的是什么？' + '”，共 30 条'): its rest is quoted
     return _OPEN_QUOTE.sub(" ", own)
