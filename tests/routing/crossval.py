@@ -6,10 +6,10 @@
     python tests/routing/crossval.py --groups           # leave one author group out: fit on two, judge the third
     python tests/routing/crossval.py --groups --shipped # the shipped weights, each author group on its own
 
-Leave-one-author-group-out (round 4): the rows come from three groups of writers (GROUPS: A = tuning.jsonl and
-retired-frozen.jsonl, one author; B = tuning-extra.jsonl; C = retired-frozen-3.jsonl, the three writers of round
-3's frozen part).
-Fitting on two groups and judging the third measures how far the fit carries to another author's style, which
+Leave-one-author-group-out (rounds 4-6): the rows come from groups of writers (train.GROUPS: A = tuning.jsonl and
+retired-frozen.jsonl, one author; B = tuning-extra.jsonl; C, D, E = retired-frozen-3/-4/-5.jsonl, the writers of
+the frozen parts of rounds 3, 4 and 5).
+Fitting on the other groups and judging one measures how far the fit carries to another author's style, which
 the random folds cannot (every fold holds rows of every author). Hand-written changes (terms, reading rules) are
 judged by each group's own figures, preferring changes that help a group they were not derived from.
 
@@ -22,7 +22,7 @@ tables were never written from).
 
 The held-out figure measures the fitted weights only: the term tables and the structure rules were written while
 reading the tuning rows, and are the same in every fold, so any figure here is an upper bound on unseen thoughts.
-Only train.FILES are read (the four tuning files; never the frozen part, frozen.jsonl).
+Only train.FILES are read (the six tuning files; never the frozen part, frozen.jsonl).
 """
 
 from __future__ import annotations

@@ -25,8 +25,9 @@ Round 4 (all four files, 1,019 rows; leave-one-author-group-out, `crossval.py --
 groups agree with the third on A 94.9%, B 89.4%, C 91.5% (all 92.4%), the hand-set ones on A 96.1%, B 91.0%,
 C 91.2% (all 93.2%), so the hand-set weights still ship. The ceilings are not fitted (labelling rules).
 
-Only FILES are read (the four tuning files); the frozen part, frozen.jsonl (round 4's, ids `f4-`), is never
-opened here. Round 3's frozen part, tuned on in round 4, is retired-frozen-3.jsonl (group C).
+Only FILES are read (the six tuning files); the frozen part, frozen.jsonl (round 6's, ids `f6-`), is never
+opened here. The frozen parts of rounds 3, 4 and 5, each tuned on in the next round, are retired-frozen-3.jsonl,
+retired-frozen-4.jsonl and retired-frozen-5.jsonl (groups C, D and E).
 """
 
 from __future__ import annotations
@@ -46,14 +47,15 @@ from thinking_hats.reading import reading  # noqa: E402
 from thinking_hats.router import FACTORS, Weights  # noqa: E402
 from thinking_hats.routing_eval import ORDER, Labelled, load  # noqa: E402
 
-# The tuning files (retired-frozen: rounds 1-2's frozen part; retired-frozen-3: round 3's, evaluated once and tuned
-# on in round 4). The frozen part, frozen.jsonl (round 4's), is never listed here nor opened.
+# The tuning files (retired-frozen: rounds 1-2's frozen part; retired-frozen-3/-4/-5: the frozen parts of rounds 3-5,
+# each evaluated once and tuned on in the next round). The frozen part, frozen.jsonl, is never listed here nor opened.
 FILES = (
     "tuning.jsonl",
     "tuning-extra.jsonl",
     "retired-frozen.jsonl",
     "retired-frozen-3.jsonl",
     "retired-frozen-4.jsonl",
+    "retired-frozen-5.jsonl",
 )
 # The rows by who wrote them, for leave-one-author-group-out validation (crossval.py --groups).
 GROUPS = {
@@ -61,6 +63,7 @@ GROUPS = {
     "B": ("tuning-extra.jsonl",),
     "C": ("retired-frozen-3.jsonl",),
     "D": ("retired-frozen-4.jsonl",),
+    "E": ("retired-frozen-5.jsonl",),
 }
 THRESHOLDS = (25, 45, 65)  # the default THINKING_THRESHOLDS
 # The weights set by hand before any fit (round 2): where the search starts, and what `--prior` pulls towards.
