@@ -2,12 +2,14 @@
 
     python tests/routing/agreement.py
 
-relabels.jsonl holds 560 labels of 280 thoughts of retired-frozen-5.jsonl (round 5's frozen part, 40 per language,
-the first by SHA-256 of the id): four labellers (A and B the same 140 thoughts, C and D the other 140) who saw what
-the router sees (the thought, and its revision, branch or confidence), never the writer's labels nor the router, and
-labelled by the rules in README.md. Each labeller is then judged as the router is: its cheapest strategy agrees
-with a row when the writer's `accept` holds it. The router is judged on the same rows, against the writer and
-against each labeller, by the same rule (strategies only: a labeller names at most one required hat).
+relabels.jsonl holds two independent labels for each of 630 thoughts: 280 of retired-frozen-5.jsonl (round 5's
+frozen part, 40 per language; labellers A and B on one half, C and D on the other) and 350 of frozen.jsonl (round
+6's, 50 per language; E and F, G and H), each the first of its language by SHA-256 of the id. The labellers saw
+what the router sees (the thought, and its revision, branch or confidence), never the writers' labels nor the
+router, and labelled by the rules in README.md. Each labeller is judged as the router is: its cheapest strategy
+agrees with a row when the writer's `accept` holds it. The router is judged on the same rows, against the writer,
+against each labeller, and against everything the writer or either labeller accepts, by the same rule (strategies
+only: a labeller names at most one required hat).
 """
 
 from __future__ import annotations
@@ -40,22 +42,29 @@ def judge(choice: str, accept: tuple[str, ...]) -> tuple[bool, bool]:
     return choice in accept, ORDER.index(choice) > max(ORDER.index(a) for a in accept)
 
 
+PARTS = {"round 5": "retired-frozen-5.jsonl", "round 6": "frozen.jsonl"}
+
+
 def figures() -> dict[str, tuple[float, float, int]]:
-    """Name -> (agreement, share above, rows judged)."""
-    writers: dict[str, Labelled] = {row.id: row for row in load(HERE / "retired-frozen-5.jsonl")}
+    """Name -> (agreement, share above, rows judged), per part ("round 5: labellers vs the writers")."""
+    writers: dict[str, tuple[str, Labelled]] = {
+        row.id: (part, row) for part, name in PARTS.items() for row in load(HERE / name)
+    }
     pairs: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     for rid, by in relabels().items():
-        row = writers[rid]
+        part, row = writers[rid]
         chosen = route(row.context(), THRESHOLDS).strategy
-        pairs["router vs the writers"].append(judge(chosen, row.accept))
+        anyone = sorted({row.accept[0], *row.accept, *(a for accept in by.values() for a in accept)}, key=ORDER.index)
+        pairs[f"{part}: router vs the writers"].append(judge(chosen, row.accept))
+        pairs[f"{part}: router vs the writers, {row.lang}"].append(judge(chosen, row.accept))
+        pairs[f"{part}: router vs what anyone accepts"].append(judge(chosen, tuple(anyone)))
         for labeller, accept in by.items():
-            pairs["labellers vs the writers"].append(judge(accept[0], row.accept))
-            pairs[f"labellers vs the writers, {row.lang}"].append(judge(accept[0], row.accept))
-            pairs["router vs the labellers"].append(judge(chosen, accept))
+            pairs[f"{part}: labellers vs the writers"].append(judge(accept[0], row.accept))
+            pairs[f"{part}: labellers vs the writers, {row.lang}"].append(judge(accept[0], row.accept))
+            pairs[f"{part}: router vs the labellers"].append(judge(chosen, accept))
             for other, theirs in by.items():
                 if other != labeller:
-                    pairs["labellers vs each other"].append(judge(accept[0], theirs))
-        pairs[f"router vs the writers, {row.lang}"].append(judge(chosen, row.accept))
+                    pairs[f"{part}: labellers vs each other"].append(judge(accept[0], theirs))
     return {
         name: (sum(a for a, _ in judged) / len(judged), sum(o for _, o in judged) / len(judged), len(judged))
         for name, judged in pairs.items()
@@ -63,8 +72,10 @@ def figures() -> dict[str, tuple[float, float, int]]:
 
 
 def main() -> int:
-    for name, (agree, above, rows) in sorted(figures().items(), key=lambda item: (", " in item[0], item[0])):
-        print(f"{name:34} {rows:4} judged  agreement {agree:6.1%}  above {above:5.1%}")
+    for name, (agree, above, rows) in sorted(
+        figures().items(), key=lambda item: (item[0][:7], ", " in item[0], item[0])
+    ):
+        print(f"{name:45} {rows:4} judged  agreement {agree:6.1%}  above {above:5.1%}")
     return 0
 
 
