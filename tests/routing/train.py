@@ -25,6 +25,9 @@ Round 4 (all four files, 1,019 rows; leave-one-author-group-out, `crossval.py --
 groups agree with the third on A 94.9%, B 89.4%, C 91.5% (all 92.4%), the hand-set ones on A 96.1%, B 91.0%,
 C 91.2% (all 93.2%), so the hand-set weights still ship. The ceilings are not fitted (labelling rules).
 
+Rounds 5 and 6 changed how a thought is read (reading.py, router_terms.py), not the weights: the hand-set points and
+floors stand, and two ceilings were added by hand (`session_step` 64, `pasted_question` 44).
+
 Only FILES are read (the six tuning files); the frozen part, frozen.jsonl (round 6's, ids `f6-`), is never
 opened here. The frozen parts of rounds 3, 4 and 5, each tuned on in the next round, are retired-frozen-3.jsonl,
 retired-frozen-4.jsonl and retired-frozen-5.jsonl (groups C, D and E).
