@@ -125,13 +125,17 @@ def test_a_long_paste_with_a_simple_ask_is_never_routed_above_double(reports: di
     assert [j.row.id for j in pastes if j.route.strategy in ("triple", "full")] == []
 
 
-def split_module() -> ModuleType:
-    # tests/routing/split.py is a script (tests/ is not a package): load it by path for its checks and minimums.
-    spec = importlib.util.spec_from_file_location("routing_split", CORPUS / "split.py")
+def script(name: str) -> ModuleType:
+    # tests/routing/*.py are scripts (tests/ is not a package): load one by path for its checks and figures.
+    spec = importlib.util.spec_from_file_location(f"routing_{name}", CORPUS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def split_module() -> ModuleType:
+    return script("split")
 
 
 def test_every_row_of_every_corpus_file_is_well_formed() -> None:
@@ -202,11 +206,7 @@ def test_the_shape_check_names_an_earlier_rounds_id_outside_its_retired_file(ret
 
 
 def agreement_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("routing_agreement", CORPUS / "agreement.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script("agreement")
 
 
 def test_each_relabelled_thought_has_two_independent_labels() -> None:

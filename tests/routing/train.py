@@ -44,22 +44,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(HERE))
+
+from split import TUNING  # noqa: E402
 
 from thinking_hats import router_weights  # noqa: E402
 from thinking_hats.reading import reading  # noqa: E402
 from thinking_hats.router import FACTORS, Weights  # noqa: E402
 from thinking_hats.routing_eval import ORDER, Labelled, load  # noqa: E402
 
-# The tuning files (retired-frozen: rounds 1-2's frozen part; retired-frozen-3/-4/-5: the frozen parts of rounds 3-5,
-# each evaluated once and tuned on in the next round). The frozen part, frozen.jsonl, is never listed here nor opened.
-FILES = (
-    "tuning.jsonl",
-    "tuning-extra.jsonl",
-    "retired-frozen.jsonl",
-    "retired-frozen-3.jsonl",
-    "retired-frozen-4.jsonl",
-    "retired-frozen-5.jsonl",
-)
+# The tuning files (split.TUNING: retired-frozen is rounds 1-2's frozen part, retired-frozen-3/-4/-5 the frozen parts
+# of rounds 3-5, each evaluated once and tuned on in the next round). The frozen part is never listed here nor opened.
+FILES = TUNING
 # The rows by who wrote them, for leave-one-author-group-out validation (crossval.py --groups).
 GROUPS = {
     "A": ("tuning.jsonl", "retired-frozen.jsonl"),
