@@ -24,6 +24,7 @@ from functools import cache
 from .analysis import ThoughtContext
 from .router_terms import (
     DECISION_QUESTIONS,
+    FACT_ASKS,
     FACT_QUESTIONS,
     HOW_TERMS,
     LETTERS,
@@ -503,6 +504,11 @@ def reading(ctx: ThoughtContext) -> Reading:
             if dilemma is None:
                 opener = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2].lstrip("\"'“„«‘ ")
                 opened = _proposed(vocabulary.dilemma.search(opener), ctx.thought)
+                # Without its question mark, a bare verb first is as likely a step ("rerun the sim, then diff it",
+                # "als nächstes die Paletten umbuchen"): only the forms that say who decides count there.
+                told = opened is not None and not asked
+                if told and opened is not None and {"inf", "act"} & {k for k, v in opened.groupdict().items() if v}:
+                    opened = None
                 # "A or B?" is a choice between options ("Postgres or MongoDB?"), unless both are courses of action
                 # ("Do we keep them as contractors or hire them?"): then it weighs doing something, like a yes or no.
                 if opened is not None and offers and not _YES_OR_NO.search(opener):
@@ -662,6 +668,10 @@ def _simple(
             continue
         if lookup.search(chunk) or (short(chunk) and numbers >= _ENOUGH_NUMBERS and not how.search(chunk)):
             return ("lookup",)
+        # "Is apixaban taken once or twice a day?": a closed question a fact answers, naming no stakes
+        opener = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2]
+        if _fact_ask(lang).search(opener) and _signal_terms(chunk, _vocabulary(lang))[0].keys().isdisjoint(_AT_STAKE):
+            return ("lookup",)
     for chunk in (chunks if cjk else chunks[:2] + chunks[-1:]) if not asked else ():
         found = request.search(chunk) if cjk else request.match(chunk.strip(" \t\n-*•¿¡"))  # an imperative opens it
         if found is not None:
@@ -692,6 +702,11 @@ def _asks_what_is(chunk: str, lang: str) -> bool:
 @cache
 def _fact_question(lang: str) -> re.Pattern[str]:
     return re.compile(FACT_QUESTIONS[lang])
+
+
+@cache
+def _fact_ask(lang: str) -> re.Pattern[str]:
+    return re.compile(FACT_ASKS[lang])
 
 
 def _proposed(found: re.Match[str] | None, text: str) -> re.Match[str] | None:

@@ -346,11 +346,17 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
 # Question words, and verbs that ask about facts or abilities ("¿Necesito visado?"), are not decisions.
 _ES_WH = (
     "qué|que|cuál|cual|cuáles|cómo|como|cuándo|cuando|dónde|donde|quién|quien|cuánto|cuanto|cuántos|cuántas|por|"
-    "necesito|necesitamos|tengo|tenemos|sé|sabemos|puedo|podemos|hay|algo|todo|solo|somos|estamos"
+    "necesito|necesitamos|tengo|tenemos|sé|sabemos|puedo|podemos|hay|algo|todo|solo|somos|estamos|"
+    # words ending in -o that are no verb in the first person
+    "no|plazo|caso|modelo|pago|precio|tipo|año|mismo|nuevo|otro|cuánto|centro|grupo|equipo|proyecto|trabajo|"
+    "periodo|período|contrato|sueldo|gasto|costo|servicio|producto|cliente|médico|alumno|registro"
 )
 _PT_WH = (
     "o|que|qual|quais|como|quando|onde|quem|quanto|quantos|quantas|por|porque|preciso|precisamos|tenho|temos|sei|"
-    "sabemos|posso|podemos|há|algo|tudo|só|somos|estamos"
+    "sabemos|posso|podemos|há|algo|tudo|só|somos|estamos|"
+    # words ending in -o that are no verb in the first person
+    "no|do|ao|dos|nos|isso|isto|caso|prazo|modelo|preço|tipo|ano|mesmo|novo|outro|centro|grupo|projeto|trabalho|"
+    "período|contrato|salário|custo|serviço|produto|cliente|médico|aluno|registro|pedido"
 )
 DECISION_QUESTIONS: dict[str, str] = {
     "en": r"^(?:so,? )?(?:do|should|shall|must) (?:we|i)\b(?! (?:need|have|know|get)\b)|^is it (?:time|worth|wise)\b"
@@ -374,7 +380,7 @@ DECISION_QUESTIONS: dict[str, str] = {
     # a request to the thinking tool, not a course of action to weigh: "Plan a 6-week unit", "Summarize the themes"
     r"plan|draft|write|list|summari[sz]e|find|give|show|tell|explain|describe|make|create|build|sketch|outline|"
     r"compare|estimate|calculate|check|review|suggest|propose|name|help|walk|map)\b)"
-    r"[a-z]+ (?:the|a|an|our|my|his|her|their|this|that|these|those|all|both|every|him|them)\b",
+    r"(?P<act>[a-z]+) (?:the|a|an|our|my|his|her|their|this|that|these|those|all|both|every|him|them)\b",
     # The verb first: "Schließen wir das Werk?", "Soll ich es ihm sagen?" (not "Haben wir ein Backup?").
     # Not a conjunction or a question word ("Wenn wir den Preis erhöhen, steigt dann der Umsatz?" is a sum).
     "de": r"^(?!(?:haben|habe|hat|gibt|wissen|weiß|kennen|brauchen|brauche|können|kann|sind|waren|wenn|falls|ob|"
@@ -445,6 +451,22 @@ FACT_QUESTIONS: dict[str, str] = {
     "pt": r"^(?:é|são|está|estão|era|foi|há|tem|qual|quais|quando|onde|quem|quant\w*)\b",
     "zh": r"^(?![^，。？]*(?:我们|咱们|我该|我要|要不要|该不该|应该))[^，。？]*是[^，。？]*还是",
     "ja": r"^(?!.*(?:べき|しますか|しましょうか|する\?|する？)).*(?:ですか|でしょうか|のか|んですか)",
+}
+
+# Of those, the closed questions a fact answers, by their opening verb ("Is apixaban taken once or twice a day?",
+# "Does ARR include one-time fees?", "Steht im Log, warum es abbricht?"): a lookup, unless they ask whether
+# something is worth it, wise, right or safe.
+FACT_ASKS: dict[str, str] = {
+    "en": r"^(?:is|are|was|were|does|did|has|had|do (?:they|these|those))\b"
+    r"(?!.*\b(?:worth|wise|better|right|fair|safe|ok|okay|enough|good idea|too risky)\b)",
+    "de": r"^(?:ist|sind|gilt|gibt es|braucht man|muss man|steht|stimmt)\b"
+    r"(?!.*\b(?:sinnvoll|besser|richtig|fair|sicher|vertretbar|lohnt)\b)",
+    "es": r"^(?:es|son|hay|hace falta)\b(?!.*\b(?:mejor|sensato|justo|seguro|conviene|vale la pena)\b)",
+    "fr": r"^(?:est-ce que (?:c'|il |elle |ce |ça )|faut-il (?:un|une|des|le|la)|y a-t-il|est-il|est-elle)"
+    r"(?!.*\b(?:mieux|raisonnable|juste|sûr|prudent|vaut la peine)\b)",
+    "pt": r"^(?:é|são|há|precisa)\b(?!.*\b(?:melhor|sensato|justo|seguro|vale a pena)\b)",
+    "zh": r"(?!)",
+    "ja": r"(?!)",
 }
 
 # Weighing whether to do something, in a statement as much as in a question: "母に胃ろうを作るかどうか、明日までに
@@ -528,7 +550,8 @@ LETTERS: dict[str, tuple[str, ...]] = {
 # a next mechanical step ("Next: reissue the two invoices"). None holds when the thought also weighs what to do (a
 # decision term, a yes/no question on what to do, options, a plan, ideas, a revision, a branch, a doubt).
 LOOKUP_TERMS: dict[str, str] = {
-    "en": "ballpark, roughly, approximately, per dose, per person, per head, per student, per unit, when, where, "
+    "en": "what does, how often, ballpark, roughly, approximately, per dose, per person, per head, per student, "
+    "per unit, when, where, "
     "who, what date, what time, what year, what version, on what date, by when, is that right, "
     "is this right, am i right, which, what's, what is, what are, what was, how many, how much, how long, total, "
     "in total, correct",
