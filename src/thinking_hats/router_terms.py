@@ -64,7 +64,8 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "优缺点, 方案, 选项, "
         "对比, 比较, 值不值得, 值得吗, 哪个更好, 哪一个, 哪种, 怎么办, 如何是好, 该怎么做, 如何处理, 怎么处理, "
         "怎么应对, 如何应对, 该如何, 下一步怎么走",
-        "ja": "どうする, おすすめ, どちらがいい, べきか, べきでしょうか, べきですか, すべき, 選ぶ, 選択, 決める, "
+        "ja": "どう伝える, どう動く, どう伝え, どうする, おすすめ, どちらがいい, べきか, べきでしょうか, "
+        "べきですか, すべき, 選ぶ, 選択, 決める, "
         "決定, 検討, 比較, トレードオフ, "
         "メリットとデメリット, メリット・デメリット, 長所と短所, 選択肢, どちら, か否か, かどうか, どっち, "
         "続けるか, やめるか, どうすれば, どうしたら, どうするか, どうすべき, どう対応, どう進め, どう判断, 対応方針",
@@ -118,7 +119,8 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "pt": "brainstorm*, ideia*, alternativa*, e se, criativ*, inova*, inventar, imaginemos, possibilidades, "
         "sugestões, sugira, atividades para, "
         "repensar, explorar, outras formas, novas formas, abordagens, outra abordagem",
-        "zh": "头脑风暴, 想法, 点子, 创意, 替代方案, 其他方案, 其他办法, 别的办法, 创新, 新颖, 发明, 想象, 可能性, "
+        "zh": "起几个名字, 想点办法, 想几个, 新鲜点, 设计几个, 出几个主意, 有什么办法, 头脑风暴, 想法, 点子, 创意, "
+        "替代方案, 其他方案, 其他办法, 别的办法, 创新, 新颖, 发明, 想象, 可能性, "
         "帮我想, 想几个, 想一些, 出几个, 活动方案, "
         "重新思考, 探索, 集思广益, 有什么办法, 新思路, 思路, 怎么让, 如何让, 有什么办法让",
         "ja": "ブレインストーミング, ブレスト, アイデア, アイディア, 代替案, 別の方法, 他の方法, 創造, 創意, 革新, "
@@ -433,7 +435,7 @@ DECISION_QUESTIONS: dict[str, str] = {
     "ja": r"^(?!.*(?:何|いつ|どこ|誰|どう|どの|いくつ|いくら|どれ|なぜ|どちら|"
     r"くれる|もらえる|で合って|合ってる|正しい|よね)).*"
     r"(?:べきか|べきですか|べきでしょうか|"
-    r"しますか|しましょうか|するか|べき[？?]|(?<!あ|い|か|き|り)[るすくうつむぶぐ]か?[？?])[。？?\s]*$",
+    r"しますか|しましょうか|するか|べき[？?]|(?<!あ|い|か|き|り)[るすくうつむぶぐ](?:か?[？?]|か$))[。？?\s]*$",
 }
 
 # A question about what is true opens with a question word or a verb whose subject is not us ("Does the ALTER
@@ -591,8 +593,10 @@ REQUEST_TERMS: dict[str, str] = {
     "pt": "me lista, lista, calcula, só me lista, faz a conta, faça a conta, faz o cálculo, redija, redige, "
     "encontre, extraia, liste, calcule, calcular, "
     "diga-me, me diga, me diz, indique",
-    "zh": "总结一下, 归纳一下, 列一下, 算一算, 帮我查, 查一下, 核对一下, 找出, 列出, 定位, 看一下是, 算一下, 帮我算",
-    "ja": "まとめて, 挙げて, 一覧にして, 確認して, 調べて, 抜き出, 教えて, 確認したい, 計算して",
+    "zh": "先确认, 想先确认, 先查, 确认一下, 确认个事, 查点资料, 总结一下, 归纳一下, 列一下, 算一算, 帮我查, "
+    "查一下, 核对一下, 找出, 列出, 定位, 看一下是, 算一下, 帮我算",
+    "ja": "まず確認, 先に確認, 確認させて, まとめて, 挙げて, 一覧にして, 確認して, 調べて, 抜き出, 教えて, "
+    "確認したい, 計算して",
 }
 # A short question that asks how to act ("Como conduzo?") is not a sum, however many numbers come before it.
 # A request passed on or narrowed down, anywhere in a sentence that asks no question: "Marta wants to know which
