@@ -696,7 +696,10 @@ def _unquoted(chunk: str) -> str:
 def _asks_what_is(chunk: str, lang: str) -> bool:
     """A question about what is true, whose "or" lists candidate answers (FACT_QUESTIONS)."""
     opener = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2].lstrip("\"'“„«‘ ")
-    return _fact_question(lang).search(opener) is not None
+    # after a short lead-in: "In New York, how many days does a landlord have ...?"
+    lead, comma, rest = opener.partition(", ")
+    opened = [opener, rest] if comma and len(lead.split()) <= 4 else [opener]
+    return any(_fact_question(lang).search(part) is not None for part in opened)
 
 
 @cache
