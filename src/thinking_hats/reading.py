@@ -511,6 +511,9 @@ def reading(ctx: ThoughtContext) -> Reading:
                     opened = None
                 # "A or B?" is a choice between options ("Postgres or MongoDB?"), unless both are courses of action
                 # ("Do we keep them as contractors or hire them?"): then it weighs doing something, like a yes or no.
+                # "Does this function drop the last student, yes or no?": the answer's form, not a decision
+                if opened is not None and _YES_OR_NO.search(opened.group()) and _asks_what_is(chunk, lang):
+                    opened = None
                 if opened is not None and offers and not _YES_OR_NO.search(opener):
                     rest = vocabulary.either.split(opener, maxsplit=1)[-1].strip(" ,¿¡")
                     second = _proposed(vocabulary.dilemma.search(rest), ctx.thought)
@@ -673,7 +676,8 @@ def _simple(
         if _fact_ask(lang).search(opener) and _signal_terms(chunk, _vocabulary(lang))[0].keys().isdisjoint(_AT_STAKE):
             return ("lookup",)
     for chunk in (chunks if cjk else chunks[:2] + chunks[-1:]) if not asked else ():
-        found = request.search(chunk) if cjk else request.match(chunk.strip(" \t\n-*•¿¡"))  # an imperative opens it
+        # an imperative opens it, or the part after its lead-in ("Pour le comité : liste-moi ...")
+        found = request.search(chunk) if cjk else request.match(chunk.strip(" \t\n-*•¿¡→").rpartition(": ")[2])
         if found is not None:
             return ("lookup",)
     # An ask in the last sentence without a question mark ("total person-days of capacity, roughly", "La principale

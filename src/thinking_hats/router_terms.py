@@ -561,7 +561,8 @@ LOOKUP_TERMS: dict[str, str] = {
     "welches datum, stimmt es, welche, welcher, welches, welchen, "
     "welchem, wie viel, wie viele, wie lange, insgesamt, summe, "
     "was kostet, was kosten, stimmt das, richtig",
-    "es": "a qué hora, qué prueba, qué test, aproximadamente, más o menos, por alto, por persona, por cabeza, "
+    "es": "qué alumnos, qué valores, qué filas, qué días, a qué hora, qué prueba, qué test, aproximadamente, "
+    "más o menos, por alto, por persona, por cabeza, "
     "por alumno, cuándo, dónde, quién, "
     "hasta cuándo, qué fecha, qué día, qué hora, es así, cuál, cuáles, qué cláusula, "
     "qué línea, cuánto, cuánta, cuántos, cuántas, en total, total, es correcto, "
@@ -575,7 +576,7 @@ LOOKUP_TERMS: dict[str, str] = {
     "quantos, quantas, no total, total, mais ou menos quanto, está certo, correto",
     "zh": "粗略, 人均, 每人, 什么时候, 哪天, 几号, 何时, 对不对, 是不是这样, 哪, "
     "多少, 几辆, 几台, 几天, 几个月, 几年, 几次, 几点, 几号, 几位, 几名, 几张, 几间, 一共, 总共, 合计, 对吗, 是多少",
-    "ja": "ざっくり, およそ, 概算, 一人あたり, 1人あたり, いつ, どこ, 誰, 合ってる, "
+    "ja": "何時間, 何日, 何円, ざっくり, およそ, 概算, 一人あたり, 1人あたり, いつ, どこ, 誰, 合ってる, "
     "合っていますか, 正しい, どの, 第何, 何条, 何行, いくら, いくつ, 何人, 何件, 何個, 合計, 足りる",
 }
 REQUEST_TERMS: dict[str, str] = {
@@ -587,13 +588,16 @@ REQUEST_TERMS: dict[str, str] = {
     "es": "cálculo rápido, cálculo de, haz la cuenta, haz el cálculo, redacta, saca, busca, extrae, lista, calcula, "
     "calcular, dime, dígame, "
     "indícame",
-    "fr": "liste-moi, calcule-moi, fais le calcul, fais le compte, rédige, trouve, extrais, liste, calcule, "
+    "fr": "donne-moi, donnez-moi, liste-moi, calcule-moi, fais le calcul, fais le compte, rédige, trouve, extrais, "
+    "liste, calcule, "
     "calculer, dites-moi, dis-moi, "
     "indiquez-moi",
-    "pt": "me lista, lista, calcula, só me lista, faz a conta, faça a conta, faz o cálculo, redija, redige, "
+    "pt": "resume, resuma, resumir, me lista, lista, calcula, só me lista, faz a conta, faça a conta, "
+    "faz o cálculo, redija, redige, "
     "encontre, extraia, liste, calcule, calcular, "
     "diga-me, me diga, me diz, indique",
-    "zh": "先确认, 想先确认, 先查, 确认一下, 确认个事, 查点资料, 总结一下, 归纳一下, 列一下, 算一算, 帮我查, "
+    "zh": "挑出来, 挑出, 找一下, 标一下, 先确认, 想先确认, 先查, 确认一下, 确认个事, 查点资料, 总结一下, 归纳一下, "
+    "列一下, 算一算, 帮我查, "
     "查一下, 核对一下, 找出, 列出, 定位, 看一下是, 算一下, 帮我算",
     "ja": "まず確認, 先に確認, 確認させて, まとめて, 挙げて, 一覧にして, 確認して, 調べて, 抜き出, 教えて, "
     "確認したい, 計算して",
