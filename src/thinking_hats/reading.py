@@ -672,8 +672,8 @@ def _simple(
         if lookup.search(chunk) or (short(chunk) and numbers >= _ENOUGH_NUMBERS and not how.search(chunk)):
             return ("lookup",)
         # "Is apixaban taken once or twice a day?": a closed question a fact answers, naming no stakes
-        opener = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2]
-        if _fact_ask(lang).search(opener) and _signal_terms(chunk, _vocabulary(lang))[0].keys().isdisjoint(_AT_STAKE):
+        question = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2]
+        if _fact_ask(lang).search(question) and _signal_terms(chunk, _vocabulary(lang))[0].keys().isdisjoint(_AT_STAKE):
             return ("lookup",)
     for chunk in (chunks if cjk else chunks[:2] + chunks[-1:]) if not asked else ():
         # an imperative opens it, or the part after its lead-in ("Pour le comité : liste-moi ...")
