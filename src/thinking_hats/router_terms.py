@@ -464,7 +464,9 @@ FACT_ASKS: dict[str, str] = {
     "de": r"^(?:ist|sind|gilt|gibt es|braucht man|muss man|steht|stimmt)\b"
     r"(?!.*\b(?:sinnvoll|besser|richtig|fair|sicher|vertretbar|lohnt)\b)",
     "es": r"^(?:es|son|hay|hace falta)\b(?!.*\b(?:mejor|sensato|justo|seguro|conviene|vale la pena)\b)",
-    "fr": r"^(?:est-ce que (?:c'|il |elle |ce |ça )|faut-il (?:un|une|des|le|la)|y a-t-il|est-il|est-elle)"
+    # (also the subject first, then the verb: "Le coefficient est-il significatif ?")
+    "fr": r"^(?:est-ce que (?:c'|il |elle |ce |ça )|faut-il (?:un|une|des|le|la)|y a-t-il|est-il|est-elle|"
+    r"(?:le|la|les|l'|ce|cette|ces) [^?,]{1,50}\b(?:est|sont)-(?:il|elle|ils|elles)\b)"
     r"(?!.*\b(?:mieux|raisonnable|juste|sûr|prudent|vaut la peine)\b)",
     "pt": r"^(?:é|são|há|precisa)\b(?!.*\b(?:melhor|sensato|justo|seguro|vale a pena)\b)",
     "zh": r"(?!)",
