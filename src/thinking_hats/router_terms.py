@@ -638,14 +638,18 @@ STEP_OPENERS: dict[str, str] = {
     "ja": "次に, これから, 続いて",
 }
 STEP_TERMS: dict[str, str] = {
-    "en": "next i'll, next i, for now i'll, now i'll, i'll now, then i'll, my next step, all that's left is, "
+    "en": "the only task is, right now i'll, first step:, next i'll, next i, for now i'll, now i'll, i'll now, "
+    "then i'll, my next step, all that's left is, "
     "what's left is, next:, next step, next up, the next thing",
-    "de": "jetzt muss ich nur, ich kümmere mich nur um, nächster schritt ist, als nächstes, als nächstes, "
+    "de": "ich führe jetzt, ich trage jetzt, ich mache jetzt, ich fange mit, erster schritt, jetzt muss ich nur, "
+    "ich kümmere mich nur um, nächster schritt ist, als nächstes, als nächstes, "
     "nächster schritt, nächste schritt, als nächster schritt",
-    "es": "lo próximo, ahora toca, queda mandar, hago eso ahora, ahora voy a, siguiente paso, próximo paso, "
+    "es": "solo toca, por ahora toca, primer paso, lo próximo, ahora toca, queda mandar, hago eso ahora, "
+    "ahora voy a, siguiente paso, próximo paso, "
     "lo siguiente, a continuación",
-    "fr": "je vais maintenant, il me reste à, maintenant je, prochaine étape, étape suivante",
-    "pt": "agora é, agora vou, falta só, o próximo passo é, próximo passo, a seguir",
-    "zh": "我这一步, 我现在要做的, 这一步只需要, 现在要做的就是, 下一步, 接下来",
-    "ja": "今やること, 今のステップ, 次にやること, 次は, 次のステップ, 次の作業, 次にやる",
+    "fr": "suivant :, première étape, je vais maintenant, il me reste à, maintenant je, prochaine étape, "
+    "étape suivante",
+    "pt": "primeiro passo, agora é só, agora é, agora vou, falta só, o próximo passo é, próximo passo, a seguir",
+    "zh": "第一步：, 操作很简单, 我这一步, 我现在要做的, 这一步只需要, 现在要做的就是, 下一步, 接下来",
+    "ja": "次：, 次:, 今やること, 今のステップ, 次にやること, 次は, 次のステップ, 次の作業, 次にやる",
 }
