@@ -577,7 +577,10 @@ def reading(ctx: ThoughtContext) -> Reading:
             found[-1] += f" ({count} positions)"
         add(name, count, _shown(found))
         if name == "decision" and either:
-            asks.append("either_stakes" if ("stakes" in terms or extra["stakes"]) else "either")
+            # options with something at stake, or with people whose lives they change ("the 7-year-old now or the
+            # farmhand in 30 minutes?"), want a third angle
+            at_stake = "stakes" in terms or extra["stakes"] or "risk" in terms or "people" in terms
+            asks.append("either_stakes" if at_stake else "either")
         elif name == "planning" and any(terms.get(other) or extra.get(other) for other in _PLAN_AT_STAKE):
             asks.append("planning_stakes")  # a plan with people, stakes or risks in it: more than checkpoints
         elif name in FLOORS:

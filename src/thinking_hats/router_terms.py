@@ -382,7 +382,8 @@ DECISION_QUESTIONS: dict[str, str] = {
     # a request to the thinking tool, not a course of action to weigh: "Plan a 6-week unit", "Summarize the themes"
     r"plan|draft|write|list|summari[sz]e|find|give|show|tell|explain|describe|make|create|build|sketch|outline|"
     r"compare|estimate|calculate|check|review|suggest|propose|name|help|walk|map)\b)"
-    r"(?P<act>[a-z]+) (?:the|a|an|our|my|his|her|their|this|that|these|those|all|both|every|him|them)\b",
+    r"(?P<act>[a-z]+(?:-[a-z]+)?) (?:the|a|an|our|my|his|her|their|this|that|these|those|all|both|every|him|them|"
+    r"it|now|today|tonight)\b",
     # The verb first: "Schließen wir das Werk?", "Soll ich es ihm sagen?" (not "Haben wir ein Backup?").
     # Not a conjunction or a question word ("Wenn wir den Preis erhöhen, steigt dann der Umsatz?" is a sum).
     "de": r"^(?!(?:haben|habe|hat|gibt|wissen|weiß|kennen|brauchen|brauche|können|kann|sind|waren|wenn|falls|ob|"
