@@ -968,3 +968,49 @@ def test_asking_what_to_recommend_or_do_is_never_a_lookup(thought: str) -> None:
 def test_a_question_quoted_at_the_end_is_the_users_own() -> None:
     thought = 'The user writes: "Should I report my manager to HR for falsifying the safety numbers?"'
     assert "dilemma" in {f.name for f in route(ctx(thought), DEFAULT).factors}
+
+
+# --- round 7 ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "My neighbour looks after her mother, who came home from hospital on rivaroxaban and worries about mixing up "
+        "her pills. All she asks: is rivaroxaban taken once or twice a day?",
+        "Before I answer the tenant who threatens to sue: in Ontario, how many days does a landlord have to return a "
+        "deposit, or is there no deadline at all?",
+        "Le modèle de régression est prêt pour l'article. Le coefficient du traitement est-il significatif à 5 % ?",
+        "Pour le conseil de classe de demain : liste-moi les élèves sous 8 de moyenne en anglais.",
+        "老板催着今晚上线，同事说这段代码多线程下会出问题。先确认一件事：HashMap 是线程安全的吗？",
+        "Jonas nervt der Linter seit Wochen. Ich führe jetzt ruff auf dem alten Ordner aus und committe das separat.",
+    ],
+)
+def test_round_7_simple_asks_stay_one_hat(thought: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert chosen.strategy == "single", chosen.factors
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "plazo del modelo 111 de retenciones del tercer trimestre: ¿hasta el 20 de octubre?",  # a noun in -o
+        "Does this function ever skip the last record in the list, yes or no?",  # the answer's form
+        # a bare verb first without a question mark is as likely a step
+        "rerun the benchmark with seed 7 and 5k iterations, save the output under runs/b, then diff against run a",
+    ],
+)
+def test_a_noun_in_o_or_an_answers_form_proposes_nothing(thought: str) -> None:
+    assert "dilemma" not in {f.name for f in route(ctx(thought), DEFAULT).factors}
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "サーバー室で火災報知器が鳴った。今すぐ DR サイトに切り替えるか",  # the plain form, no question mark
+        "One dose of antivenom left: give it to the child now or keep it for the patient the ambulance is bringing in?",
+    ],
+)
+def test_round_7_weighty_questions_get_three_hats_or_more(thought: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert chosen.strategy in ("triple", "full"), chosen.factors
