@@ -16,31 +16,23 @@ is told around it; a question proposing a course of action ("Kill the hardware l
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections import Counter
 from dataclasses import dataclass
-from functools import cache
 
 from .analysis import ThoughtContext
 from .router_terms import (
-    DECISION_QUESTIONS,
-    FACT_ASKS,
-    FACT_QUESTIONS,
-    HOW_TERMS,
-    LETTERS,
-    LOOKUP_TERMS,
-    OR_AMOUNT,
-    OR_TERMS,
-    RELAYED_TERMS,
-    REQUEST_TERMS,
-    SEQUENCE_TERMS,
-    SIGNAL_TERMS,
-    STEP_OPENERS,
-    STEP_TERMS,
-    STOPWORDS,
     WHETHER,
 )
 from .router_weights import FLOORS
+from .vocabulary import (
+    Vocabulary,
+    fact_ask,
+    fact_question,
+    language_of,
+    signal_terms,
+    simple_asks,
+    vocabulary_for,
+    whether,
+)
 
 # The signals, in factor order; the router says which hats each calls for.
 SIGNALS: tuple[str, ...] = (
@@ -189,13 +181,7 @@ _CHUNK = re.compile(r"[^.!?。！？\n]*(?:[.!?]+(?=[^\s.!?])[^.!?。！？\n]*)
 _QUESTION_PARTICLES = ("か", "かな", "吗", "呢")  # a question without a question mark
 _INLINE_PARTS = re.compile(r"(?<!\w)(?:\(\d\)|\d\)|（\d）)")
 _CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
-# Japanese "A か B か": "続けるか、集約するか。" or "PostgreSQLかMongoDBか、"; not "何か月で…されますか？".
-_JA_EITHER = re.compile(r"か[、，,][^。？?\s]{1,40}か(?:[。？?を で]|どう|迷|$)|か[^。？?\s、]{1,20}か[、，,]")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_ASCII_LETTERS = re.compile(r"[A-Za-z]")
-_LETTERS = re.compile(r"[^\W\d_]+")
 _ASCII_WORD = re.compile(r"[A-Za-z0-9][\w.+-]*")
 _CURRENCY = re.compile(r"[$€£¥₹]\s?\d")
 _AMOUNT = re.compile(
@@ -203,152 +189,6 @@ _AMOUNT = re.compile(
     r"bilhões|mil millones|万|亿|億|万円|元|円|euros?|dollars?|usd|eur|reais|r\$)(?!\w)",
 )
 _PERCENT = re.compile(r"\d\s?[%％]|百分之")
-
-
-def _variants(term: str) -> list[str]:
-    """The term as written, and without its accents (unless marked `!`)."""
-    if term.startswith("!"):
-        return [term[1:]]
-    if _CJK.search(term):  # kana decompose too (ず = す + ゙): stripping would make other words
-        return [term]
-    plain = "".join(c for c in unicodedata.normalize("NFD", term) if not unicodedata.combining(c))
-    plain = plain.replace("ß", "ss")
-    return [term] if plain == term else [term, plain]
-
-
-_Node = dict[str, "_Node"]
-
-
-def _trie(terms: list[str]) -> str:
-    """One regex alternation for many terms, shared prefixes factored out: a miss costs one character test."""
-    root: _Node = {}
-    for term in terms:
-        node = root
-        tokens = [r"\w*" if c == "*" else r"\s+" if c == " " else re.escape(c) for c in term]
-        for token in tokens:
-            node = node.setdefault(token, {})
-        node[""] = {}
-
-    def emit(node: _Node) -> str:
-        alternatives = [token + emit(child) for token, child in sorted(node.items()) if token]
-        if not alternatives:
-            return ""
-        body = alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
-        return f"(?:{body})?" if "" in node else body
-
-    return emit(root)
-
-
-@dataclass(frozen=True)
-class _Vocabulary:
-    words: re.Pattern[str]  # whole-word terms (Latin scripts), English always included
-    inside: re.Pattern[str] | None  # terms matched anywhere: Chinese, Japanese, German compound endings
-    signal_of: dict[str, str]  # matched term (or its stem) -> signal name
-    stems: tuple[int, ...]  # lengths of the stems, longest first
-    either: re.Pattern[str]  # the words for "or"
-    dilemma: re.Pattern[str]  # how a yes/no question about what to do opens
-
-
-@cache
-def _vocabulary(lang: str) -> _Vocabulary:
-    words: list[str] = []
-    inside: list[str] = []
-    signal_of: dict[str, str] = {}
-    stems: set[int] = set()
-    cjk = lang in ("zh", "ja")
-    codes = ("en",) if lang == "en" else (lang, "en")  # the language's own meaning of a word wins
-    tables = [(code, name, by_lang[code]) for name, by_lang in SIGNAL_TERMS.items() for code in codes]
-    tables += [(code, "structure", SEQUENCE_TERMS[code]) for code in codes]
-    for code, name, listed in tables:
-        for raw in (t.strip() for t in listed.split(",")):
-            if not raw or (raw.startswith("^") and lang != "en"):
-                continue
-            raw = raw.lstrip("^")
-            infix, raw = raw.startswith("~"), raw.lstrip("~")
-            forms = _variants(raw)
-            if code != lang and raw.endswith("*"):  # borrowed English words as such: "demand*" is not "demander"
-                forms = [raw[:-1], raw[:-1] + "s"]
-            for term in forms:
-                key = term.rstrip("*")
-                signal_of.setdefault(key, name)
-                if term.endswith("*"):
-                    stems.add(len(key))
-                (inside if infix or (cjk and _CJK.search(term)) else words).append(term)
-            if infix:
-                words.append(raw)  # the word on its own, too
-    either = [t.strip() for code in codes for t in OR_TERMS[code].split(",")]
-    spaced = [t for t in either if not _CJK.search(t)]
-    amounts = [v for code in codes for t in OR_AMOUNT[code].split(",") for v in _variants(t.strip())]
-    # "502 or 504", "v2 or v3": which value is a fact to look up, not options to weigh
-    either_re = (
-        r"(?<!\d )(?<![\w-])(?:" + "|".join(spaced) + r")(?![\w-])(?!\s+(?:" + "|".join(amounts) + r")(?![\w-]))(?! \d)"
-    )
-    if cjk:
-        either_re += "|" + "|".join(t for t in either if _CJK.search(t))
-        either_re += "|" + _JA_EITHER.pattern if lang == "ja" else ""
-    return _Vocabulary(
-        words=re.compile(r"(?<![\w-])" + _trie(words) + r"(?![\w-])"),
-        inside=re.compile(_trie(inside)) if inside else None,
-        signal_of=signal_of,
-        stems=tuple(sorted(stems, reverse=True)),
-        either=re.compile(either_re),
-        dilemma=re.compile(DECISION_QUESTIONS[lang]),
-    )
-
-
-def _terms_pattern(table: dict[str, str], lang: str) -> re.Pattern[str]:
-    """The terms of `lang` (and English), whole words in Latin scripts, anywhere in Chinese and Japanese."""
-    codes = ("en",) if lang == "en" else (lang, "en")
-    terms = [v for code in codes for term in table[code].split(",") if term.strip() for v in _variants(term.strip())]
-    spaced = [t for t in terms if not _CJK.search(t)]
-    pattern = r"(?<![\w-])" + _trie(spaced) + r"(?![\w-])"
-    if lang in ("zh", "ja"):
-        pattern += "|" + _trie([t for t in terms if _CJK.search(t)])
-    return re.compile(pattern)
-
-
-@cache
-def _simple_asks(lang: str) -> tuple[re.Pattern[str], ...]:
-    """How a lookup is asked, requested, a short question asks how to act, and a next step is stated."""
-    tables = (LOOKUP_TERMS, REQUEST_TERMS, HOW_TERMS, STEP_TERMS, RELAYED_TERMS, STEP_OPENERS)
-    return tuple(_terms_pattern(table, lang) for table in tables)
-
-
-@cache
-def _whether(lang: str) -> re.Pattern[str]:
-    return re.compile(WHETHER[lang])
-
-
-@cache
-def _stopwords() -> dict[str, str]:
-    """Each frequent word and its language (a word frequent in two of them tells nothing, so it is left out)."""
-    seen: dict[str, list[str]] = {}
-    for lang, words in STOPWORDS.items():
-        for word in words.split():
-            seen.setdefault(word, []).append(lang)
-    return {word: langs[0] for word, langs in seen.items() if len(langs) == 1}
-
-
-def _language(text: str) -> str:
-    """The language of the prose: by script for Chinese and Japanese, by frequent words for the rest."""
-    head = text[:500]
-    cjk = len(_CJK.findall(head))
-    # Written in Chinese or Japanese: most of the text, or the opening line (the user's words, before an English
-    # log or trace pasted in prose).
-    opening = head.lstrip().partition("\n")[0]
-    opened = len(_CJK.findall(opening))
-    if (cjk >= 2 and cjk * 4 > len(head) - head.count(" ")) or (
-        opened >= 5 and opened * 2 > len(_ASCII_LETTERS.findall(opening))
-    ):
-        return "ja" if len(_KANA.findall(head)) >= 2 else "zh"
-    counts = {lang: sum(head.count(c) for c in LETTERS.get(lang, ())) for lang in STOPWORDS}
-    counts["fr"] += head.count(" ?") + head.count(" !") + head.count("«")  # French typography spaces them
-    stopwords = _stopwords()
-    for word in _LETTERS.findall(head):
-        if (lang := stopwords.get(word)) is not None:
-            counts[lang] += 1
-    best = max(counts, key=lambda lang: (counts[lang], lang == "en"))
-    return best if counts[best] > counts["en"] else "en"
 
 
 def _prose(text: str) -> tuple[str, int, int]:
@@ -397,28 +237,6 @@ def _material_runs(prose: str, shown: bool) -> str:
     return "\n".join(line for i, line in enumerate(lines) if i not in material)
 
 
-def _signal_terms(text: str, vocabulary: _Vocabulary) -> tuple[dict[str, dict[str, str]], Counter[str]]:
-    """Per signal, {term or stem: the first form seen} in order of appearance (a stem's forms count once), and
-    how many times the signal's terms occur in all."""
-    found: dict[str, dict[str, str]] = {}
-    occurrences: Counter[str] = Counter()
-    matches = vocabulary.words.findall(text)
-    if vocabulary.inside is not None:
-        matches += vocabulary.inside.findall(text)
-    for surface, times in Counter(matches).items():  # each form once: a long thought repeats its words
-        term = " ".join(surface.split())
-        key = term
-        name = vocabulary.signal_of.get(term)
-        for length in vocabulary.stems if name is None else ():
-            if (name := vocabulary.signal_of.get(term[:length])) is not None:
-                key = term[:length]
-                break
-        if name is not None:
-            found.setdefault(name, {}).setdefault(key, term)
-            occurrences[name] += times
-    return found, occurrences
-
-
 def _shown(terms: list[str], limit: int = 4) -> str:
     more = f" +{len(terms) - limit}" if len(terms) > limit else ""
     return ", ".join(terms[:limit]) + more
@@ -442,7 +260,7 @@ class Reading:
 
     def asked_about(self) -> frozenset[str]:
         """The signals whose terms are in the thought's questions (read only when a one-hat route needs them)."""
-        return frozenset(_signal_terms(self.asked, _vocabulary(self.lang))[0]) if self.asked else frozenset()
+        return frozenset(signal_terms(self.asked, vocabulary_for(self.lang))[0]) if self.asked else frozenset()
 
 
 def reading(ctx: ThoughtContext) -> Reading:
@@ -452,12 +270,12 @@ def reading(ctx: ThoughtContext) -> Reading:
         start, end = text[:_READ_HEAD], text[_READ_HEAD - _READ :]
         text = start[: start.rfind("\n") + 1 or None] + "\n" + end[end.find("\n") + 1 :]
     prose, pasted, listed = _prose(text)
-    lang = _language(prose[:500].lower())
+    lang = language_of(prose[:500].lower())
     cjk = lang in _CJK_WORDS_PER_CHAR
     window, head = _WINDOW["cjk" if cjk else "latin"]
     read = prose if len(prose) <= window else prose[:head] + "\n\n" + prose[head - window :]
     read = read.lower().replace("’", "'")
-    vocabulary = _vocabulary(lang)
+    vocabulary = vocabulary_for(lang)
     counts: dict[str, int] = {}
     details: dict[str, str] = {}
     asks: list[str] = []
@@ -496,7 +314,7 @@ def reading(ctx: ThoughtContext) -> Reading:
         if asked:
             questions += 1
             asked_chunks.append(chunk)
-        if dilemma is None and lang in WHETHER and (weighed := _whether(lang).search(chunk)) is not None:
+        if dilemma is None and lang in WHETHER and (weighed := whether(lang).search(chunk)) is not None:
             dilemma = weighed.group()[-12:]
         if asked or unmarked:
             offers = vocabulary.either.search(chunk) is not None and not _asks_what_is(chunk, lang)
@@ -527,8 +345,8 @@ def reading(ctx: ThoughtContext) -> Reading:
     add("questions", questions, _plural(questions, "question"))
     # "Keep RabbitMQ, or move to SQS and lose the ordering. Which makes more sense?": options told, then weighed
     if not either and dilemma is None and asked_chunks and not pasted and vocabulary.either.search(read):
-        either = any(_signal_terms(chunk, vocabulary)[0].get("decision") for chunk in asked_chunks)
-    terms, occurrences = _signal_terms(read, vocabulary)
+        either = any(signal_terms(chunk, vocabulary)[0].get("decision") for chunk in asked_chunks)
+    terms, occurrences = signal_terms(read, vocabulary)
     items = 0 if listed else items
     sequence = len(terms.pop("structure", ()))
     semicolons = read.count(";") + read.count("；")
@@ -603,7 +421,7 @@ def reading(ctx: ThoughtContext) -> Reading:
         ask_parts = [chunk.rpartition(": ")[2] for chunk in asked_chunks]
         user = "\n".join(ask_parts or chunks[:1] + chunks[-1:])
         user = _CHECK_WHETHER.sub(" ", user)
-        signals = set(_signal_terms(user, vocabulary)[0])
+        signals = set(signal_terms(user, vocabulary)[0])
         plain = pasted == 0 and words < _DOCUMENT_WORDS
         caps = _simple(read, chunks, asked_chunks, lang, signals, vocabulary if plain else None)
         if caps:  # "Next step: update the loading-bay planning": a plan named around a simple ask sets no floor
@@ -623,14 +441,14 @@ def reading(ctx: ThoughtContext) -> Reading:
 
 
 def _simple(
-    read: str, chunks: list[str], asked: list[str], lang: str, weighed: set[str], vocabulary: _Vocabulary | None
+    read: str, chunks: list[str], asked: list[str], lang: str, weighed: set[str], vocabulary: Vocabulary | None
 ) -> tuple[str, ...]:
     """The simple ask the thought makes, if any: a lookup or a sum asked with no decision in the question, or a
     next step stated with no question beyond a short confirmation ("That's it, right?"). In a document pasted as
     prose (a contract, a report) only its questions and its first sentence are taken for the user's words. In a
     short thought with nothing pasted (`vocabulary` given), a question naming stakes, risks or positions is no
     lookup."""
-    lookup, request, how, step, relayed, opener = _simple_asks(lang)
+    lookup, request, how, step, relayed, opener = simple_asks(lang)
     cjk = lang in _CJK_WORDS_PER_CHAR
 
     def short(chunk: str) -> bool:
@@ -669,14 +487,15 @@ def _simple(
         # "Which of the two patients gets the last ICU bed?" weighs stakes, it looks nothing up; "How many years is
         # the limitation period for a lawsuit?" asks a number, whatever the stakes it names.
         choosing = {m.group() for m in lookup.finditer(chunk)} <= _CHOOSING | _BARE_WH
-        at_stake = vocabulary is not None and not _signal_terms(chunk, vocabulary)[0].keys().isdisjoint(_AT_STAKE)
+        at_stake = vocabulary is not None and not signal_terms(chunk, vocabulary)[0].keys().isdisjoint(_AT_STAKE)
         if at_stake and choosing:
             continue
         if lookup.search(chunk) or (short(chunk) and numbers >= _ENOUGH_NUMBERS and not how.search(chunk)):
             return ("lookup",)
         # "Is apixaban taken once or twice a day?": a closed question a fact answers, naming no stakes
         question = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2]
-        if _fact_ask(lang).search(question) and _signal_terms(chunk, _vocabulary(lang))[0].keys().isdisjoint(_AT_STAKE):
+        names_no_stakes = signal_terms(chunk, vocabulary_for(lang))[0].keys().isdisjoint(_AT_STAKE)
+        if fact_ask(lang).search(question) and names_no_stakes:
             return ("lookup",)
     for chunk in (chunks if cjk else chunks[:2] + chunks[-1:]) if not asked else ():
         # an imperative opens it, or the part after its lead-in ("Pour le comité : liste-moi ...")
@@ -706,17 +525,7 @@ def _asks_what_is(chunk: str, lang: str) -> bool:
     # after a short lead-in: "In New York, how many days does a landlord have ...?"
     lead, comma, rest = opener.partition(", ")
     opened = [opener, rest] if comma and len(lead.split()) <= 4 else [opener]
-    return any(_fact_question(lang).search(part) is not None for part in opened)
-
-
-@cache
-def _fact_question(lang: str) -> re.Pattern[str]:
-    return re.compile(FACT_QUESTIONS[lang])
-
-
-@cache
-def _fact_ask(lang: str) -> re.Pattern[str]:
-    return re.compile(FACT_ASKS[lang])
+    return any(fact_question(lang).search(part) is not None for part in opened)
 
 
 def _proposed(found: re.Match[str] | None, text: str) -> re.Match[str] | None:
@@ -733,7 +542,7 @@ def _relayed(chunk: str, asks: tuple[re.Pattern[str], ...], sums: bool, lang: st
     brauchen"), not a judgement ("fragt mich, ob sie die Richtige ist") nor a favour ("me demande de lui prêter")."""
     lookup, request, relayed = asks
     found = relayed.search(chunk)
-    if found is None or not _signal_terms(chunk[found.end() :], _vocabulary(lang))[0].keys().isdisjoint(
+    if found is None or not signal_terms(chunk[found.end() :], vocabulary_for(lang))[0].keys().isdisjoint(
         _AT_STAKE | _WEIGHED
     ):
         return False
