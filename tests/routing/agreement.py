@@ -3,13 +3,13 @@
     python tests/routing/agreement.py
 
 relabels.jsonl holds two independent labels for each of 630 thoughts: 280 of retired-frozen-5.jsonl (round 5's
-frozen part, 40 per language; labellers A and B on one half, C and D on the other) and 350 of frozen.jsonl (round
-6's, 50 per language; E and F, G and H), each the first of its language by SHA-256 of the id. The labellers saw
-what the router sees (the thought, and its revision, branch or confidence), never the writers' labels nor the
-router, and labelled by the rules in README.md. Each labeller is judged as the router is: its cheapest strategy
-agrees with a row when the writer's `accept` holds it. The router is judged on the same rows, against the writer,
-against each labeller, and against everything the writer or either labeller accepts, by the same rule (strategies
-only: a labeller names at most one required hat).
+frozen part, 40 per language; labellers A and B on one half, C and D on the other) and 350 of retired-frozen-6.jsonl
+(round 6's, 50 per language; E and F, G and H), each the first of its language by SHA-256 of the id, relabelled
+after that round's one evaluation. The labellers saw what the router sees (the thought, and its revision, branch or
+confidence), never the writers' labels nor the router, and labelled by the rules in README.md. Each labeller is
+judged as the router is: its cheapest strategy agrees with a row when the writer's `accept` holds it. The router is
+judged on the same rows, against the writer, against each labeller, and against everything the writer or either
+labeller accepts, by the same rule (strategies only: a labeller names at most one required hat).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def judge(choice: str, accept: tuple[str, ...]) -> tuple[bool, bool]:
     return choice in accept, ORDER.index(choice) > max(ORDER.index(a) for a in accept)
 
 
-PARTS = {"round 5": "retired-frozen-5.jsonl", "round 6": "frozen.jsonl"}
+PARTS = {"round 5": "retired-frozen-5.jsonl", "round 6": "retired-frozen-6.jsonl"}
 
 
 def figures() -> dict[str, tuple[float, float, int]]:

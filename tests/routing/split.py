@@ -2,13 +2,13 @@
 
     python tests/routing/split.py
 
-The split is by authorship, not by hash: frozen.jsonl holds round 6's frozen part (ids `f6-`), written during
-round 6 by eight writers who never saw the router, never read while tuning, and evaluated once with the router
-frozen at the end of round 6. The rows the router was tuned on are tuning data:
+The split is by authorship, not by hash: frozen.jsonl holds round 7's frozen part (ids `f7-`), written during
+round 7 by eight writers who never saw the router, never read while tuning, and evaluated once with the router
+frozen at the end of round 7. The rows the router was tuned on are tuning data:
 tuning.jsonl, tuning-extra.jsonl, retired-frozen.jsonl (the frozen part of rounds 1 and 2) and
-retired-frozen-3/-4/-5.jsonl (the frozen parts of rounds 3, 4 and 5, ids `f3-`, `f4-`, `f5-`, each tuned on in the
-next round). Nothing is rewritten here: rows never move into the frozen part, and a later round needs a fresh
-frozen part of its own.
+retired-frozen-3/-4/-5/-6.jsonl (the frozen parts of rounds 3 to 6, ids `f3-` to `f6-`, each tuned on in the next
+round). Nothing is rewritten here: rows never move into the frozen part, and a later round needs a fresh frozen
+part of its own.
 Prints the counts, or the problems found (exit status 1).
 """
 
@@ -27,14 +27,16 @@ TUNING = (
     "retired-frozen-3.jsonl",
     "retired-frozen-4.jsonl",
     "retired-frozen-5.jsonl",
+    "retired-frozen-6.jsonl",
 )
 FROZEN = "frozen.jsonl"
-FROZEN_PREFIX = "f6-"
+FROZEN_PREFIX = "f7-"
 # Earlier rounds' frozen parts keep their id prefixes in the file they were retired to, and only there.
 RETIRED_PREFIXES = {
     "f3-": "retired-frozen-3.jsonl",
     "f4-": "retired-frozen-4.jsonl",
     "f5-": "retired-frozen-5.jsonl",
+    "f6-": "retired-frozen-6.jsonl",
 }
 LANGS = ("en", "de", "es", "fr", "pt", "zh", "ja")
 DOMAINS = ("software", "operations", "medicine", "business", "people", "research", "law", "education")

@@ -63,6 +63,7 @@ GROUPS = {
     "C": ("retired-frozen-3.jsonl",),
     "D": ("retired-frozen-4.jsonl",),
     "E": ("retired-frozen-5.jsonl",),
+    "F": ("retired-frozen-6.jsonl",),
 }
 THRESHOLDS = (25, 45, 65)  # the default THINKING_THRESHOLDS
 # The weights set by hand before any fit (round 2): where the search starts, and what `--prior` pulls towards.
