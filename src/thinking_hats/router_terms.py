@@ -639,18 +639,24 @@ STEP_OPENERS: dict[str, str] = {
     "ja": "次に, これから, 続いて",
 }
 STEP_TERMS: dict[str, str] = {
-    "en": "the only task is, right now i'll, first step:, next i'll, next i, for now i'll, now i'll, i'll now, "
+    "en": "the next step is, next i just, i'll do that first, i'm doing that now, the only task is, right now i'll, "
+    "first step:, next i'll, next i, for now i'll, now i'll, i'll now, "
     "then i'll, my next step, all that's left is, "
     "what's left is, next:, next step, next up, the next thing",
-    "de": "ich führe jetzt, ich trage jetzt, ich mache jetzt, ich fange mit, erster schritt, jetzt muss ich nur, "
+    "de": "als nächstes nur, ich mache das jetzt, ich führe jetzt, ich trage jetzt, ich mache jetzt, ich fange mit, "
+    "erster schritt, jetzt muss ich nur, "
     "ich kümmere mich nur um, nächster schritt ist, als nächstes, als nächstes, "
     "nächster schritt, nächste schritt, als nächster schritt",
-    "es": "solo toca, por ahora toca, primer paso, lo próximo, ahora toca, queda mandar, hago eso ahora, "
+    "es": "ahora me toca, me toca ahora, solo toca, por ahora toca, primer paso, lo próximo, ahora toca, "
+    "queda mandar, hago eso ahora, "
     "ahora voy a, siguiente paso, próximo paso, "
     "lo siguiente, a continuación",
-    "fr": "suivant :, première étape, je vais maintenant, il me reste à, maintenant je, prochaine étape, "
+    "fr": "je fais ça maintenant, je m'en occupe maintenant, suivant :, première étape, je vais maintenant, "
+    "il me reste à, maintenant je, prochaine étape, "
     "étape suivante",
-    "pt": "primeiro passo, agora é só, agora é, agora vou, falta só, o próximo passo é, próximo passo, a seguir",
-    "zh": "第一步：, 操作很简单, 我这一步, 我现在要做的, 这一步只需要, 现在要做的就是, 下一步, 接下来",
+    "pt": "falta eu, falta só eu, próximo passo é, o próximo passo é só, faço isso agora, primeiro passo, "
+    "agora é só, agora é, agora vou, falta só, o próximo passo é, próximo passo, a seguir",
+    "zh": "我先做这一步, 我先做这个, 先做这一步, 第一步：, 操作很简单, 我这一步, 我现在要做的, 这一步只需要, "
+    "现在要做的就是, 下一步, 接下来",
     "ja": "次：, 次:, 今やること, 今のステップ, 次にやること, 次は, 次のステップ, 次の作業, 次にやる",
 }
