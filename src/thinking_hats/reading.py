@@ -139,6 +139,7 @@ _READ, _READ_HEAD = 6000, 4500  # characters of the thought read: its first _REA
 # Prose read for signals: (window, head) per script; a Chinese or Japanese character says more than a Latin one.
 _WINDOW = {"latin": (2000, 1500), "cjk": (1000, 750)}
 _SENTENCE_WORDS = 3  # a shorter fragment ("unbounded LRU?") is not a part of its own
+_ZH_ASKS = re.compile(r"要不要|该不该|([^\W是有对好能会行])不\1\w{0,2}[。\s]*$")
 _UNMARKED_QUESTIONS = ("en", "de", "fr")  # where an opener alone says it asks (not Spanish "Reviso los logs")
 _LONG_LIST = 8  # a list longer than this is data pasted in, not parts of the thought
 _CJK_WORDS_PER_CHAR = {"zh": 0.6, "ja": 0.45}  # a Chinese or Japanese character carries about this much of a word
@@ -310,7 +311,12 @@ def reading(ctx: ThoughtContext) -> Reading:
         own = _unquoted(chunk)
         asked = "?" in own or "？" in own or (cjk and own.rstrip(" \t\n。").endswith(_QUESTION_PARTICLES))
         # A last line typed without its question mark ("Should I take the offer") still asks.
-        unmarked = number == len(chunks) - 1 and lang in _UNMARKED_QUESTIONS and chunk.rstrip()[-1:].isalnum()
+        unmarked = number == len(chunks) - 1 and (
+            (lang in _UNMARKED_QUESTIONS and chunk.rstrip()[-1:].isalnum())
+            # "整条线下门店业务要不要砍掉。": a Chinese yes/no on what to do asks with or without its mark (not a step
+            # that decides later, "再决定要不要...")
+            or (lang == "zh" and _ZH_ASKS.search(chunk) is not None and "再" not in chunk and "看" not in chunk)
+        )
         if asked:
             questions += 1
             asked_chunks.append(chunk)
@@ -332,7 +338,10 @@ def reading(ctx: ThoughtContext) -> Reading:
                 # "Does this function drop the last student, yes or no?": the answer's form, not a decision
                 if opened is not None and _YES_OR_NO.search(opened.group()) and _asks_what_is(chunk, lang):
                     opened = None
-                if opened is not None and offers and not _YES_OR_NO.search(opener):
+                # a course of action named first makes "or ..." its alternative ("Evacuate the care home tonight, or
+                # shelter in place?", "Stop the line or not?")
+                acting = opened is not None and bool({"verb", "act"} & {k for k, v in opened.groupdict().items() if v})
+                if opened is not None and offers and not acting and not _YES_OR_NO.search(opener):
                     rest = vocabulary.either.split(opener, maxsplit=1)[-1].strip(" ,¿¡")
                     second = _proposed(vocabulary.dilemma.search(rest), ctx.thought)
                     # A German verb at the end serves both options ("Sollen wir Postgres oder MongoDB nehmen?"):

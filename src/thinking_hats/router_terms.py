@@ -363,14 +363,15 @@ _PT_WH = (
 DECISION_QUESTIONS: dict[str, str] = {
     "en": r"^(?:so,? )?(?:do|should|shall|must) (?:we|i)\b(?! (?:need|have|know|get)\b)|^is it (?:time|worth|wise)\b"
     # A question opening with an action verb proposes doing it: "Expel the student?", "Promote the replica now?"
-    r"|^should (?:our|my)\b"
-    r"|^(?:accept|adopt|advise|approve|buy|cancel|close|continue|cut|delay|drop|escalate|expel|fail over|file|fire|"
+    r"|^should (?:our|my|he|she|they)\b"
+    r"|^(?P<verb>accept|adopt|advise|approve|buy|cancel|close|continue|cut|delay|drop|escalate|expel|fail over|"
+    r"file|fire|"
     r"go ahead|go live|hire|keep|kill|scrap|axe|abandon|exit|give in|back down|resign|launch|lay off|merge|"
     r"migrate|move|deprecate|sunset|retire|discontinue|renew|extend|ban|allow|admit|discharge|operate|intervene|"
     r"confront|apologi[sz]e|invest|pay|offer|outsource|spin off|"
     r"notify|disclose|pause|postpone|promote|publish|pull|quit|raise|recall|refund|reject|relocate|"
     r"replace|report|retract|rewrite|roll back|sell|settle|shut|sign|stop|sue|suspend|switch|take|tell|terminate|"
-    r"withdraw)\b(?! (?:me|us|a look)\b)|\byes or no\b"
+    r"withdraw|plead|waive|evacuate|breach)\b(?! (?:me|us|a look)\b)|\byes or no\b"
     # Any verb first, its object after it: "Ground the whole drone fleet?", "Permanently exclude the boy?" (not a
     # question word, an auxiliary, a preposition, a conjunction, a determiner or a pronoun first)
     r"|^(?:\w+ly )?(?!(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|will|"
@@ -434,9 +435,9 @@ DECISION_QUESTIONS: dict[str, str] = {
     "zh": r"要不要|该不该|应不应该|是否|还要不要|我们(?:该|应该|要)|我(?:该|应该|要不要)|([^\W是有对好能会行])不\1",
     # (not a request or a check: "まとめてくれる？", "…で合ってる？")
     "ja": r"^(?!.*(?:何|いつ|どこ|誰|どう|どの|いくつ|いくら|どれ|なぜ|どちら|"
-    r"くれる|もらえる|で合って|合ってる|正しい|よね)).*"
+    r"くれる|もらえ|いただけ|で合って|合ってる|正しい|よね)).*"
     r"(?:べきか|べきですか|べきでしょうか|"
-    r"しますか|しましょうか|するか|べき[？?]|(?<!あ|い|か|き|り)[るすくうつむぶぐ](?:か?[？?]|か$))[。？?\s]*$",
+    r"しますか|しましょうか|するか|べき[？?]|(?<!あ|い|か|き|り)[るすくうつむぶぐ](?:か?[？?]|か(?=[。\s]*$)))[。？?\s]*$",
 }
 
 # A question about what is true opens with a question word or a verb whose subject is not us ("Does the ALTER
