@@ -1014,3 +1014,35 @@ def test_a_noun_in_o_or_an_answers_form_proposes_nothing(thought: str) -> None:
 def test_round_7_weighty_questions_get_three_hats_or_more(thought: str) -> None:
     chosen = route(ctx(thought), DEFAULT)
     assert chosen.strategy in ("triple", "full"), chosen.factors
+
+
+# --- round 8 ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "Evacuate the nursing home tonight ahead of the storm, or shelter in place?",
+        "Halt the packing line for the allergen alert or not?",
+        "Should she plead guilty?",
+        "新品发布会前夜发现电池过热问题。董事长让我明早前给意见：整批产品要不要召回。",
+        "主要な結果が再現できなかった。学会発表を見送るか。",
+    ],
+)
+def test_round_8_proposals_get_three_hats_or_more(thought: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert chosen.strategy in ("triple", "full") and "dilemma" in {f.name for f in chosen.factors}, chosen.factors
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "アンケートの自由記述から 30 件を抜き出しました。よく出てくるテーマを 3 つにまとめてもらえますか。",
+        "下一步：把依赖升到新版本，然后只重跑订单模块的单元测试，看那三个用例还挂不挂。",
+        "The survey closed with 1,100 responses. The next step is just sending the two reminder emails to the late "
+        "schools, which I'm doing now.",
+    ],
+)
+def test_a_polite_request_a_check_or_a_stated_step_proposes_nothing(thought: str) -> None:
+    chosen = route(ctx(thought), DEFAULT)
+    assert "dilemma" not in {f.name for f in chosen.factors} and chosen.strategy == "single", chosen.factors
