@@ -37,22 +37,22 @@ ENGLISH_TARGET, OTHER_TARGET, OVER_ROUTED_LIMIT = 0.95, 0.90, 0.05
 REACHED = {
     "tuning-extra": {"en": 0.93},
     "retired-frozen": {"en": 0.91},
-    "retired-frozen-3": {"en": 0.82},
+    "retired-frozen-3": {"en": 0.83},
     "retired-frozen-4": {"en": 0.93},
     "retired-frozen-5": {
-        "overall": 0.86,
+        "overall": 0.85,
         "en": 0.84,
         "de": 0.88,
         "es": 0.85,
         "fr": 0.89,
         "pt": 0.86,
-        "zh": 0.84,
+        "zh": 0.83,
         "ja": 0.87,
     },
-    "retired-frozen-6": {"overall": 0.86, "en": 0.86, "fr": 0.83, "pt": 0.79, "zh": 0.82, "ja": 0.86},
+    "retired-frozen-6": {"overall": 0.86, "en": 0.87, "fr": 0.83, "pt": 0.79, "zh": 0.81, "ja": 0.85},
 }
 # Where a file routes more thoughts above their labels than the limit allows, and what this round reached there.
-OVER_REACHED = {"retired-frozen-5": 0.09, "retired-frozen-6": 0.08}
+OVER_REACHED = {"retired-frozen-5": 0.091, "retired-frozen-6": 0.074}
 # Where long pastes with a simple ask still go above double, and how many this round left there.
 PASTES_ABOVE = {"retired-frozen-6": 8}
 
