@@ -2,11 +2,11 @@
 
     python tests/routing/split.py
 
-The split is by authorship, not by hash: frozen.jsonl holds round 7's frozen part (ids `f7-`), written during
-round 7 by eight writers who never saw the router, never read while tuning, and evaluated once with the router
-frozen at the end of round 7. The rows the router was tuned on are tuning data:
+The split is by authorship, not by hash: frozen.jsonl holds round 8's frozen part (ids `f8-`), written during
+round 8 by eight writers who never saw the router, never read while tuning, and evaluated once with the router
+frozen at the end of round 8. The rows the router was tuned on are tuning data:
 tuning.jsonl, tuning-extra.jsonl, retired-frozen.jsonl (the frozen part of rounds 1 and 2) and
-retired-frozen-3/-4/-5/-6.jsonl (the frozen parts of rounds 3 to 6, ids `f3-` to `f6-`, each tuned on in the next
+retired-frozen-3.jsonl to -7.jsonl (the frozen parts of rounds 3 to 7, ids `f3-` to `f7-`, each tuned on in the next
 round). Nothing is rewritten here: rows never move into the frozen part, and a later round needs a fresh frozen
 part of its own.
 Prints the counts, or the problems found (exit status 1).
@@ -28,15 +28,17 @@ TUNING = (
     "retired-frozen-4.jsonl",
     "retired-frozen-5.jsonl",
     "retired-frozen-6.jsonl",
+    "retired-frozen-7.jsonl",
 )
 FROZEN = "frozen.jsonl"
-FROZEN_PREFIX = "f7-"
+FROZEN_PREFIX = "f8-"
 # Earlier rounds' frozen parts keep their id prefixes in the file they were retired to, and only there.
 RETIRED_PREFIXES = {
     "f3-": "retired-frozen-3.jsonl",
     "f4-": "retired-frozen-4.jsonl",
     "f5-": "retired-frozen-5.jsonl",
     "f6-": "retired-frozen-6.jsonl",
+    "f7-": "retired-frozen-7.jsonl",
 }
 LANGS = ("en", "de", "es", "fr", "pt", "zh", "ja")
 DOMAINS = ("software", "operations", "medicine", "business", "people", "research", "law", "education")

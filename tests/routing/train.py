@@ -64,6 +64,7 @@ GROUPS = {
     "D": ("retired-frozen-4.jsonl",),
     "E": ("retired-frozen-5.jsonl",),
     "F": ("retired-frozen-6.jsonl",),
+    "G": ("retired-frozen-7.jsonl",),
 }
 THRESHOLDS = (25, 45, 65)  # the default THINKING_THRESHOLDS
 # The weights set by hand before any fit (round 2): where the search starts, and what `--prior` pulls towards.
