@@ -496,15 +496,15 @@ def _simple(
         # "Which of the two patients gets the last ICU bed?" weighs stakes, it looks nothing up; "How many years is
         # the limitation period for a lawsuit?" asks a number, whatever the stakes it names.
         choosing = {m.group() for m in lookup.finditer(chunk)} <= _CHOOSING | _BARE_WH
-        at_stake = vocabulary is not None and not signal_terms(chunk, vocabulary)[0].keys().isdisjoint(_AT_STAKE)
+        named = signal_terms(chunk, vocabulary_for(lang))[0].keys()  # the question's own signals, read once
+        at_stake = vocabulary is not None and not named.isdisjoint(_AT_STAKE)
         if at_stake and choosing:
             continue
         if lookup.search(chunk) or (short(chunk) and numbers >= _ENOUGH_NUMBERS and not how.search(chunk)):
             return ("lookup",)
         # "Is apixaban taken once or twice a day?": a closed question a fact answers, naming no stakes
         question = chunk.strip().lstrip("¿¡ ").rpartition(": ")[2]
-        names_no_stakes = signal_terms(chunk, vocabulary_for(lang))[0].keys().isdisjoint(_AT_STAKE)
-        if fact_ask(lang).search(question) and names_no_stakes:
+        if fact_ask(lang).search(question) and named.isdisjoint(_AT_STAKE):
             return ("lookup",)
     for chunk in (chunks if cjk else chunks[:2] + chunks[-1:]) if not asked else ():
         # an imperative opens it, or the part after its lead-in ("Pour le comité : liste-moi ...")
