@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 from thinking_hats.analysis import ThoughtContext  # noqa: E402
-from thinking_hats.router import route  # noqa: E402
+from thinking_hats.routing.router import route  # noqa: E402
 
 SIZES = (200, 2_000, 20_000)
 TARGET_MS = 1.0

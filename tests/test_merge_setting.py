@@ -13,7 +13,7 @@ from conftest import Build
 from fakes import FakeLLM, Hold
 from thinking_hats.analysis import Outcome, ThoughtContext
 from thinking_hats.config import Settings
-from thinking_hats.router import STRATEGIES, route
+from thinking_hats.routing.router import STRATEGIES, route
 from thinking_hats.server import build_server
 
 DECISION = ThoughtContext(

@@ -15,7 +15,7 @@ from thinking_hats.config import Settings
 from thinking_hats.orchestrator import Orchestrator
 from thinking_hats.prompts import Prompts
 from thinking_hats.providers import resolve_provider
-from thinking_hats.router import route
+from thinking_hats.routing.router import route
 
 
 async def test_a_model_request_that_no_fake_routes_fails_the_test_even_if_the_code_copes() -> None:

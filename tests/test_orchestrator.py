@@ -12,7 +12,7 @@ from conftest import Build
 from fakes import FakeLLM, Hold
 from thinking_hats.analysis import ThoughtContext
 from thinking_hats.orchestrator import Orchestrator
-from thinking_hats.router import STRATEGIES, route
+from thinking_hats.routing.router import STRATEGIES, route
 
 DECISION = ThoughtContext(
     thought=(

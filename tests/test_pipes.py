@@ -15,7 +15,7 @@ from stdio_peer import peer, server_env
 ECHO = textwrap.dedent(
     """
     import asyncio, sys
-    from thinking_hats.pipes import stdio_pipes
+    from thinking_hats.serving.pipes import stdio_pipes
 
     async def main():
         async with stdio_pipes() as pipes:

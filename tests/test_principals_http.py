@@ -23,7 +23,7 @@ from http_peer import INITIALIZE, MCP_HEADERS, HttpServer, http_server, post
 from stdio_peer import server_env
 from thinking_hats.config import Settings
 from thinking_hats.errors import ConfigurationError
-from thinking_hats.gate import Principals
+from thinking_hats.serving.gate import Principals
 
 ALICE = "alice-token-7f3a9c2e1b"
 BOB = "bob-token-4d8e6f0a2c"

@@ -8,8 +8,8 @@ import pytest
 
 from thinking_hats.analysis import HATS, Complexity, ThoughtContext
 from thinking_hats.config import load_settings
-from thinking_hats.router import STRATEGIES, WEIGHTS, Route, Weights, route
-from thinking_hats.router_terms import LANGUAGES, LETTERS, OR_TERMS, SEQUENCE_TERMS, SIGNAL_TERMS, STOPWORDS
+from thinking_hats.routing.router import STRATEGIES, WEIGHTS, Route, Weights, route
+from thinking_hats.routing.terms import LANGUAGES, LETTERS, OR_TERMS, SEQUENCE_TERMS, SIGNAL_TERMS, STOPWORDS
 
 DEFAULT = (25, 45, 65)
 

@@ -19,8 +19,8 @@ from types import ModuleType
 import pytest
 
 from thinking_hats.config import Settings
-from thinking_hats.router_terms import LANGUAGES
-from thinking_hats.routing_eval import Report, evaluate, load
+from thinking_hats.routing.evaluation import Report, evaluate, load
+from thinking_hats.routing.terms import LANGUAGES
 
 CORPUS = Path(__file__).resolve().parent / "routing"
 PARTS = (

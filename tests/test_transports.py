@@ -24,7 +24,7 @@ from http_peer import INITIALIZE, post
 from stdio_peer import Peer, spawn
 from thinking_hats.config import Settings
 from thinking_hats.errors import ConfigurationError
-from thinking_hats.transport import http_app
+from thinking_hats.serving.transport import http_app
 
 TOKEN = "tok-transport-test-5678"
 

@@ -10,7 +10,7 @@ from mcp import Client
 from conftest import Build
 from fakes import FakeLLM
 from thinking_hats.analysis import ThoughtContext, Usage
-from thinking_hats.router import route
+from thinking_hats.routing.router import route
 from thinking_hats.server import build_server
 
 QUESTION = ThoughtContext(

@@ -49,7 +49,7 @@ class Augmentation:
         return await asyncio.shield(self._ready)
 
     async def analyse(self, ctx: ThoughtContext, strategy: str, progress: ProgressFn | None) -> Outcome:
-        from .router import route
+        from .routing.router import route
 
         chosen = route(ctx, self._thresholds, strategy)
         orchestrator = await self.orchestrator()

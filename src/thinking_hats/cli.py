@@ -126,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = args.command or "serve"
     try:
         if command == "serve":
-            from .transport import serve_http, serve_stdio
+            from .serving.transport import serve_http, serve_stdio
 
             if getattr(args, "transport", "stdio") == "http":
                 serve_http(settings, args.host, args.port, args.workers)
@@ -136,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "sessions":
             return _sessions(settings, args)
         if command == "route":
-            from .routing_eval import route_command
+            from .routing.evaluation import route_command
 
             sys.stdout.write(route_command(settings, args.thought, args.eval, args.json, args.misses))
             return 0

@@ -15,7 +15,7 @@ from .thoughts import Augmenter, Thinking, ThoughtInput
 from .trace import Trace
 
 if TYPE_CHECKING:
-    from .router import Route
+    from .routing.router import Route
 
 
 class _Announced:
@@ -28,7 +28,7 @@ class _Announced:
         self.show = show
 
     async def analyse(self, ctx: ThoughtContext, strategy: str, progress: ProgressFn | None) -> Outcome:
-        from .router import route
+        from .routing.router import route
 
         # The same route the augmenter takes (deterministic, microseconds), as the orchestrator will run it.
         chosen = route(ctx, self.settings.router_thresholds(), strategy)

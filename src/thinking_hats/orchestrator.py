@@ -33,7 +33,7 @@ from .providers import (
     sdk_client,
     token_counts,
 )
-from .router import Route
+from .routing.router import Route
 
 log = logging.getLogger("thinking_hats")
 

@@ -27,8 +27,8 @@ from .augmenter import Augmentation, build_augmenter
 from .config import Settings
 from .crash import Crash, CrashReply, CrashStep, NextAction, crash_error
 from .errors import InvalidThought, StoreError, ThinkingError
-from .pipes import stdio_pipes
 from .report import iso, load, session_json, session_markdown
+from .serving.pipes import stdio_pipes
 from .store import LOCAL, Caller, Store, open_store
 from .thoughts import BRANCH_ID, JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply
 from .trace import Trace

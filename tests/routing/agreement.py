@@ -22,8 +22,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "src"))
 
-from thinking_hats.router import route  # noqa: E402
-from thinking_hats.routing_eval import ORDER, Labelled, load  # noqa: E402
+from thinking_hats.routing.evaluation import ORDER, Labelled, load  # noqa: E402
+from thinking_hats.routing.router import route  # noqa: E402
 
 THRESHOLDS = (25, 45, 65)
 

@@ -13,12 +13,12 @@ Fitting on the other groups and judging one measures how far the fit carries to 
 the random folds cannot (every fold holds rows of every author). Hand-written changes (terms, reading rules) are
 judged by each group's own figures, preferring changes that help a group they were not derived from.
 
-Folds are stratified by language (each language's rows shuffled with a fixed seed and dealt round-robin), the
-whole is repeated with other seeds, and each held-out fold is routed with the weights fitted on the others
-(train.fit) through `thinking_hats.router.route`, judged by `routing_eval.Judged` (the rule of `thinking-hats route
---eval`). The figures are pooled over all held-out rows of all repeats: per language, overall, above the labels,
-and for the rows of each file on its own (retired-frozen.jsonl: rounds 1-2's frozen part, whose wording the term
-tables were never written from).
+Folds are stratified by language (each language's rows shuffled with a fixed seed and dealt round-robin), the whole is
+repeated with other seeds, and each held-out fold is routed with the weights fitted on the others (train.fit) through
+`thinking_hats.routing.router.route`, judged by `evaluation.Judged` (the rule of `thinking-hats route --eval`). The
+figures are pooled over all held-out rows of all repeats: per language, overall, above the labels, and for the rows of
+each file on its own (retired-frozen.jsonl: rounds 1-2's frozen part, whose wording the term tables were never written
+from).
 
 The held-out figure measures the fitted weights only: the term tables and the structure rules were written while
 reading the tuning rows, and are the same in every fold, so any figure here is an upper bound on unseen thoughts.
@@ -40,9 +40,9 @@ sys.path.insert(0, str(HERE.parent.parent / "src"))
 
 from train import FILES, GROUPS, THRESHOLDS, Options, fit, rows_of  # noqa: E402
 
-from thinking_hats.router import WEIGHTS, Weights, route  # noqa: E402
-from thinking_hats.router_terms import LANGUAGES  # noqa: E402
-from thinking_hats.routing_eval import Judged, Labelled, load  # noqa: E402
+from thinking_hats.routing.evaluation import Judged, Labelled, load  # noqa: E402
+from thinking_hats.routing.router import WEIGHTS, Weights, route  # noqa: E402
+from thinking_hats.routing.terms import LANGUAGES  # noqa: E402
 
 
 def folds(rows: Sequence[Labelled], k: int, seed: int) -> list[list[int]]:

@@ -1,12 +1,12 @@
-"""Fit the router's weights (src/thinking_hats/router_weights.py) on the labelled corpus.
+"""Fit the router's weights (src/thinking_hats/routing/weights.py) on the labelled corpus.
 
     python tests/routing/train.py            # fit on every tuning row, print the weights and the training fit
-    python tests/routing/train.py --write    # ... and write them to src/thinking_hats/router_weights.py
+    python tests/routing/train.py --write    # ... and write them to src/thinking_hats/routing/weights.py
     python tests/routing/train.py --write --hand-set   # write the hand-set weights (what ships; see below)
 
 What is fitted: for every named factor of the router, the points of its first unit, of each further unit and its
 cap, and the floor each kind of ask sets. What is not: how a thought is read (the factors' counts: words,
-questions, parts, distinct terms of each signal), which `thinking_hats.router.reading` does once per row.
+questions, parts, distinct terms of each signal), which `thinking_hats.routing.router.reading` does once per row.
 
 How: coordinate search, deterministic. Each parameter in turn takes the value of its grid that lowers the loss
 most; sweeps repeat until none does. The loss is a hinge on each row's acceptable score interval under the default
@@ -25,8 +25,8 @@ Round 4 (all four files, 1,019 rows; leave-one-author-group-out, `crossval.py --
 groups agree with the third on A 94.9%, B 89.4%, C 91.5% (all 92.4%), the hand-set ones on A 96.1%, B 91.0%,
 C 91.2% (all 93.2%), so the hand-set weights still ship. The ceilings are not fitted (labelling rules).
 
-Rounds 5 and 6 changed how a thought is read (reading.py, router_terms.py), not the weights: the hand-set points and
-floors stand, and two ceilings were added by hand (`session_step` 64, `pasted_question` 44).
+Rounds 5 and 6 changed how a thought is read (routing/reading.py, routing/terms.py), not the weights: the hand-set
+points and floors stand, and two ceilings were added by hand (`session_step` 64, `pasted_question` 44).
 
 Only FILES are read (the six tuning files); the frozen part, frozen.jsonl (round 6's, ids `f6-`), is never
 opened here. The frozen parts of rounds 3, 4 and 5, each tuned on in the next round, are retired-frozen-3.jsonl,
@@ -48,10 +48,10 @@ sys.path.insert(0, str(HERE))
 
 from split import TUNING  # noqa: E402
 
-from thinking_hats import router_weights  # noqa: E402
-from thinking_hats.reading import reading  # noqa: E402
-from thinking_hats.router import FACTORS, Weights  # noqa: E402
-from thinking_hats.routing_eval import ORDER, Labelled, load  # noqa: E402
+from thinking_hats.routing import weights as router_weights  # noqa: E402
+from thinking_hats.routing.evaluation import ORDER, Labelled, load  # noqa: E402
+from thinking_hats.routing.reading import reading  # noqa: E402
+from thinking_hats.routing.router import FACTORS, Weights  # noqa: E402
 
 # The tuning files (split.TUNING: retired-frozen is rounds 1-2's frozen part, retired-frozen-3/-4/-5 the frozen parts
 # of rounds 3-5, each evaluated once and tuned on in the next round). The frozen part is never listed here nor opened.
@@ -102,7 +102,7 @@ HAND_SET = Weights(
     # a doubt or ideas with no people or stakes in play below the triple one. Not fitted: each is a labelling rule.
     ceilings={"lookup": 20.0, "step": 20.0, "second_angle": 44.0, "session_step": 64.0, "pasted_question": 44.0},
 )
-WEIGHTS_FILE = ROOT / "src" / "thinking_hats" / "router_weights.py"
+WEIGHTS_FILE = ROOT / "src" / "thinking_hats" / "routing" / "weights.py"
 # Factors read as one unit at most (an ask, a session cue): only their first unit's points mean anything.
 SINGLE_UNIT = ("dilemma", "planning", "ideation", "revision", "branch", "low_confidence")
 
@@ -331,7 +331,7 @@ def render(weights: Weights, note: str) -> str:
     lines += [f'    "{ask}": {value:g},' for ask, value in weights.floors.items()]
     lines += ["}", ""]
     lines.append("# the score allowed at most: a simple ask (a lookup or a sum, a next step; see")
-    lines.append("# router_terms.LOOKUP_TERMS), a branch, a doubt or ideas with no people or stakes in play, and a")
+    lines.append("# terms.LOOKUP_TERMS), a branch, a doubt or ideas with no people or stakes in play, and a")
     lines.append(
         "# revision, a branch or a doubt that asks for no decision, and an either/or question about pasted material"
     )

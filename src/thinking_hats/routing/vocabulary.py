@@ -1,4 +1,4 @@
-"""The words the router reads by, per language: the term tables of `router_terms` compiled into patterns (whole
+"""The words the router reads by, per language: the term tables of `terms` compiled into patterns (whole
 words in Latin scripts, anywhere in Chinese and Japanese, accents optional, shared prefixes factored into one
 alternation), the language of a text, and the signal terms a text holds. `reading` asks; nothing here decides.
 """
@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 
-from .router_terms import (
+from .terms import (
     DECISION_QUESTIONS,
     FACT_ASKS,
     FACT_QUESTIONS,

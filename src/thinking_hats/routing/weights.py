@@ -47,7 +47,7 @@ FLOORS: dict[str, float] = {
 }
 
 # the score allowed at most: a simple ask (a lookup or a sum, a next step; see
-# router_terms.LOOKUP_TERMS), a branch, a doubt or ideas with no people or stakes in play, and a
+# terms.LOOKUP_TERMS), a branch, a doubt or ideas with no people or stakes in play, and a
 # revision, a branch or a doubt that asks for no decision, and an either/or question about pasted material
 CEILINGS: dict[str, float] = {
     "lookup": 20,

@@ -2,7 +2,7 @@
 thought holds (words, questions, parts, each signal's distinct terms), what it asks (the floors' asks) and whether
 the ask is simple (the ceilings' caps). `router` weighs a reading into a score and hats.
 
-Any of the languages in `router_terms`: the structure (sentences, questions, parts, options) is read from
+Any of the languages in `terms`: the structure (sentences, questions, parts, options) is read from
 punctuation and layout in any script, the signals from per-language term tables. Pasted material (code, logs,
 stack traces, tables, long lists) is set aside first: it makes a thought long, not hard, and its words (ERROR,
 failed, crash) are not the user's ask. Only the start and the end of a long thought are read (`_READ` characters;
@@ -18,11 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .analysis import ThoughtContext
-from .router_terms import (
+from ..analysis import ThoughtContext
+from .terms import (
     WHETHER,
 )
-from .router_weights import FLOORS
 from .vocabulary import (
     Vocabulary,
     fact_ask,
@@ -33,6 +32,7 @@ from .vocabulary import (
     vocabulary_for,
     whether,
 )
+from .weights import FLOORS
 
 # The signals, in factor order; the router says which hats each calls for.
 SIGNALS: tuple[str, ...] = (

@@ -6,10 +6,10 @@ Two kinds of evidence make the score: what is asked sets a floor (a yes/no quest
 hats however short; a choice, a plan, ideas, a revision, a branch, a doubt two), and what the situation holds adds
 flat points per item (parties and their positions, stakes, risks, clauses, length), so that more of them ask for
 more angles. A simple ask (a lookup or a sum, a next step, with nothing in the thought weighing what to do) also
-sets a ceiling: it stays one hat however much context surrounds it (round 4, router_weights.CEILINGS).
+sets a ceiling: it stays one hat however much context surrounds it (round 4, weights.CEILINGS).
 
-What a thought holds and asks is read by `reading` (any of the seven languages of `router_terms`, pasted material
-set aside); this module weighs that reading (the points, floors and ceilings of `router_weights`) and ranks the
+What a thought holds and asks is read by `reading` (any of the seven languages of `terms`, pasted material
+set aside); this module weighs that reading (the points, floors and ceilings of `weights`) and ranks the
 hats by the signals' pull.
 """
 
@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from .analysis import HATS, Complexity, Factor, Hat, ThoughtContext
+from ..analysis import HATS, Complexity, Factor, Hat, ThoughtContext
 from .reading import LOW_CONFIDENCE, SIGNALS, Reading, reading
-from .router_weights import CEILINGS, FLOORS, POINTS
+from .weights import CEILINGS, FLOORS, POINTS
 
 SynthesisMode = Literal["model", "merge"]
 
@@ -87,12 +87,12 @@ class Route:
         return replace(self, merged=mode == "merge" and STRATEGIES[self.strategy].mergeable)
 
 
-# --- signals: which hats each one calls for (their points are data: router_weights) ---------------------------
+# --- signals: which hats each one calls for (their points are data: weights) ---------------------------
 
 
 @dataclass(frozen=True)
 class _Signal:
-    name: str  # factor name, and the key of its terms in router_terms.SIGNAL_TERMS
+    name: str  # factor name, and the key of its terms in terms.SIGNAL_TERMS
     pull: tuple[float, float, float]  # pull on the hats: for the first distinct term, each further one, cap
     affinity: tuple[tuple[Hat, float], ...]  # share of the pull each hat gets when ranking hats
 
@@ -100,7 +100,7 @@ class _Signal:
 # Two kinds of evidence. What is asked (a yes/no question on what to do, a plan, ideas; "A or B?" makes the decision
 # signal one) sets a floor: the strategy it deserves at least, whatever else the thought says. What the situation
 # holds (parties and their positions, stakes, risks, constraints, length) adds points per item: a thought with more
-# of them needs more angles. The points and floors are fitted offline on the labelled corpus (router_weights); which
+# of them needs more angles. The points and floors are fitted offline on the labelled corpus (weights); which
 # hats a signal calls for, and how strongly, is set here, apart from the points, so that a fit of the score cannot
 # silence a hat (the fact-asking signal earns few points but must still bring the factual hat).
 _SIGNALS: tuple[_Signal, ...] = (
@@ -144,7 +144,7 @@ _LOOKUP_AFFINITY = 30.0
 
 @dataclass(frozen=True)
 class Weights:
-    """Points per unit of each factor, and the floors what is asked sets (see router_weights)."""
+    """Points per unit of each factor, and the floors what is asked sets (see weights)."""
 
     points: Mapping[str, tuple[float, float, float]]  # factor: (first unit, each further unit, cap)
     floors: Mapping[str, float]  # ask: the score it sets at least

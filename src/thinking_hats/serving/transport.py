@@ -9,8 +9,8 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-from .config import Settings
-from .errors import ConfigurationError
+from ..config import Settings
+from ..errors import ConfigurationError
 from .gate import Gate, Principals
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
@@ -29,7 +29,7 @@ def http_app(settings: Settings, host: str, secret: bytes | None = None) -> Any:
     """The ASGI app for `serve --transport http`, with the host and token rules applied."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from .server import build_server
+    from ..server import build_server
 
     principals = Principals.from_settings(settings)
     loopback = is_loopback(host)
@@ -66,7 +66,7 @@ def check_store(settings: Settings) -> None:
     """Fail at start-up, with the fix, rather than on the first thought."""
     import asyncio
 
-    from .store import open_store
+    from ..store import open_store
 
     async def probe() -> None:
         await (await open_store(settings.postgres_url(), settings.database_path())).close()
@@ -193,8 +193,8 @@ def _h11_with_header_timeout(seconds: float) -> type:
 def _worker(host: str, port: int, secret: bytes, listening: Any) -> None:
     """A worker process (spawned): its own Settings from the same environment, its own event loop and store, its
     own listening socket on the port (`listening` is set once it listens)."""
-    from .config import Settings
-    from .logs import setup_logging
+    from ..config import Settings
+    from ..logs import setup_logging
 
     settings = Settings()
     setup_logging(settings)
@@ -271,7 +271,7 @@ def serve_stdio(settings: Settings) -> None:
     import sys
     import threading
 
-    from .server import build_server
+    from ..server import build_server
 
     check_store(settings)
     server = build_server(settings)

@@ -16,9 +16,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from .config import Settings
-from .errors import ConfigurationError
-from .store import LOCAL
+from ..config import Settings
+from ..errors import ConfigurationError
+from ..store import LOCAL
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ class Gate:
         from mcp.server.auth.provider import AccessToken
         from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-        from .server import CONNECTION_KEY, PRINCIPAL_KEY
+        from ..server import CONNECTION_KEY, PRINCIPAL_KEY
 
         scope = dict(scope)
         scope[PRINCIPAL_KEY] = principal

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .analysis import HATS, Hat, ThoughtContext
-from .config import Settings
-from .errors import ThinkingError
+from ..analysis import HATS, Hat, ThoughtContext
+from ..config import Settings
+from ..errors import ThinkingError
 from .router import STRATEGIES, Route, route
 
 ORDER: tuple[str, ...] = tuple(STRATEGIES)  # cheapest first
