@@ -111,7 +111,7 @@ ROWS: list[dict[str, Any]] = [
 ]
 
 
-def test_eval_prints_agreement_per_language_the_over_routing_and_a_confusion_matrix(
+def test_eval_prints_right_under_over_per_language_and_kind_the_cost_and_a_confusion_matrix(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = labelled(tmp_path, *ROWS)
@@ -119,13 +119,17 @@ def test_eval_prints_agreement_per_language_the_over_routing_and_a_confusion_mat
 
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert f"{path}: 6 labelled thoughts, THINKING_THRESHOLDS=25,45,65" == lines[0]
-    assert lines[3].split() == ["en", "2", "100.0%"]
-    assert lines[4].split() == ["de", "2", "50.0%"]
-    assert lines[5].split() == ["es", "2", "0.0%"]
-    assert lines[6].split() == ["overall", "6", "50.0%"]
-    assert "routed above the labels: 16.7%   below: 16.7%   required hat missing: 16.7%" in out
-    matrix = lines[lines.index("confusion (rows: cheapest acceptable strategy, columns: chosen)") + 1 :]
+    assert lines[0] == f"{path}: 6 labelled thoughts (0 contested, reported apart), THINKING_THRESHOLDS=25,45,65"
+    assert lines[2].split() == ["language", "thoughts", "right", "under", "over", "hat", "contested"]
+    assert lines[3].split() == ["en", "2", "100.0%", "0.0%", "0.0%", "0.0%", "0"]
+    assert lines[4].split() == ["de", "2", "50.0%", "50.0%", "0.0%", "0.0%", "0"]
+    assert lines[5].split() == ["es", "2", "0.0%", "0.0%", "50.0%", "50.0%", "0"]
+    assert lines[6].split() == ["overall", "6", "50.0%", "16.7%", "16.7%", "16.7%", "0"]
+    assert "right: 50.0%   under (cheaper than the consensus): 16.7%   over (dearer): 16.7%" in out
+    # chosen: single, full, single, double, single, triple = 16 calls; cheapest consensus 1+4+1+6+1+1 = 14,
+    # dearest 1+6+1+6+1+1 = 16
+    assert "model calls: 16 chosen, 1.143x the cheapest consensus strategy's (14), 1.0x the dearest's (16)" in out
+    matrix = lines[lines.index("confusion (rows: cheapest consensus strategy, columns: chosen)") + 1 :]
     assert matrix[0].split() == ["single", "double", "triple", "full"]
     assert matrix[1].split() == ["single", "3", "0", "1", "0"]  # fact, de, hat; over
     assert matrix[3].split() == ["triple", "0", "0", "0", "1"]
@@ -138,7 +142,7 @@ def test_eval_lists_the_disagreements_on_request(capsys: pytest.CaptureFixture[s
     assert code == 0
     misses = out[out.index("disagreements:") :].splitlines()[1:]
     assert [line.split()[0] for line in misses] == ["under", "hat", "over"]
-    assert "wrong hat: accept single with creative, chose single (factual)" in misses[1]
+    assert "hat: consensus single with creative, chose single (factual)" in misses[1]
 
 
 def test_eval_json_carries_the_same_figures(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -147,9 +151,98 @@ def test_eval_json_carries_the_same_figures(capsys: pytest.CaptureFixture[str], 
     report = json.loads(out)
     assert code == 0
     assert report["agreement"] == 0.5 and report["overRouted"] == report["underRouted"] == 0.1667
-    assert report["languages"]["de"] == {"thoughts": 2, "agreement": 0.5}
+    assert report["languages"]["de"] == {
+        "thoughts": 2,
+        "agreement": 0.5,
+        "under": 0.5,
+        "over": 0.0,
+        "hatMissed": 0.0,
+        "contested": 0,
+    }
     assert report["confusion"]["full"]["double"] == 1
+    assert report["cost"] == {
+        "calls": 16,
+        "cheapestCalls": 14,
+        "dearestCalls": 16,
+        "vsCheapest": 1.143,
+        "vsDearest": 1.0,
+    }
+    assert report["labellers"] is None  # one label a row: nothing to compare
     assert [m["id"] for m in report["misses"]] == ["under", "hat", "over"]
+
+
+def _three(*accepts: list[str], hats: tuple[str | None, ...] = (None, None, None)) -> list[dict[str, Any]]:
+    return [{"accept": a, **({"hat": h} if h else {})} for a, h in zip(accepts, hats, strict=True)]
+
+
+def test_eval_judges_against_what_two_of_three_blind_labellers_accept(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rows = [
+        # consensus single (all three), with factual (two of three): the route is right
+        {
+            "id": "agreed",
+            "lang": "en",
+            "kind": "lookup",
+            "thought": "What is the capital of France?",
+            "labels": _three(["single"], ["single", "double"], ["single"], hats=("factual", "factual", None)),
+        },
+        # consensus double/triple: the hard decision goes to all five hats, dearer than that -> over
+        {
+            "id": "dear",
+            "lang": "en",
+            "kind": "decision",
+            "thought": DECISION,
+            "labels": _three(["double"], ["double", "triple"], ["triple"]),
+        },
+        # no strategy has two votes: contested, reported apart and not counted
+        {
+            "id": "split",
+            "lang": "en",
+            "kind": "lookup",
+            "thought": "How many bytes are in a kilobyte?",
+            "labels": _three(["single"], ["double"], ["triple"]),
+        },
+        # a hat only one labeller requires is not required
+        {
+            "id": "one-hat",
+            "lang": "en",
+            "kind": "lookup",
+            "thought": "What is the boiling point of water at sea level?",
+            "labels": _three(["single"], ["single"], ["single"], hats=("creative", None, None)),
+        },
+    ]
+    code, out, _ = run(capsys, "route", "--eval", str(labelled(tmp_path, *rows)), "--json")
+
+    report = json.loads(out)
+    assert code == 0
+    assert (report["thoughts"], report["counted"], report["contested"]) == (4, 3, 1)
+    assert report["agreement"] == 0.6667 and report["overRouted"] == 0.3333 and report["underRouted"] == 0.0
+    assert report["kinds"]["lookup"] == {
+        "thoughts": 2,
+        "agreement": 1.0,
+        "under": 0.0,
+        "over": 0.0,
+        "hatMissed": 0.0,
+        "contested": 1,
+    }
+    assert [m["id"] for m in report["misses"]] == ["dear"]
+    assert report["misses"][0]["accept"] == ["double", "triple"]
+    # 12 pairs of labels; overlapping: agreed 3, dear 2 (double and triple alone do not), split 0, one-hat 3
+    assert report["labellers"]["pairs"] == 12
+    assert report["labellers"]["overlap"] == round(8 / 12, 4)
+
+
+def test_a_row_with_both_formats_is_judged_by_its_labels_and_a_bad_label_is_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    row = {"id": "x", "lang": "en", "thought": "What is 2+2?", "accept": ["full"], "labels": _three(*[["single"]] * 3)}
+    code, out, _ = run(capsys, "route", "--eval", str(labelled(tmp_path, row)), "--json")
+    assert code == 0 and json.loads(out)["agreement"] == 1.0
+
+    bad = {"id": "y", "lang": "en", "thought": "What is 2+2?", "labels": [{"accept": ["single", "triple"]}]}
+    code, _, err = run(capsys, "route", "--eval", str(labelled(tmp_path, bad)))
+    assert code != 0 and "labels[0]: field 'accept' must name adjacent strategies" in err
 
 
 def test_eval_of_a_users_file_with_revisions_branches_and_confidence(

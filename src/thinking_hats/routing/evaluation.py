@@ -1,10 +1,15 @@
-"""Routing measured against labels: a JSONL file of thoughts, each with the strategies a careful engineer accepts.
+"""Routing measured against labels: a JSONL file of thoughts, each with the strategies careful people accept.
 
 One JSON object a line (the format of tests/routing/*.jsonl):
-  id, thought, accept (1-2 adjacent strategies, cheapest first or not), and optionally lang, domain, kind,
-  hat (a hat that must be among those chosen), thought_number, total_thoughts, revises (text of the revised
-  thought), branch_from (text the branch starts from), branch_id, confidence (a crash step's), tool.
-Also `thinking-hats route`: how one thought is routed, or a labelled file's agreement, without any model call.
+  id, thought, and either `labels` (a list of `{accept, hat?}`, one per blind labeller) or one `accept` (1-2
+  adjacent strategies) with an optional `hat`; optionally lang, domain, kind, thought_number, total_thoughts,
+  revises (text of the revised thought), branch_from (text the branch starts from), branch_id, confidence (a crash
+  step's), tool.
+The router is judged against the consensus of the labels: the strategies at least two labellers accept (a majority
+where there are more than three; the one label where there is only one). A row with an empty consensus is
+*contested* and reported apart. The route is *right* when its strategy is in the consensus and it runs every hat
+that as many labellers require, *under* when cheaper than all of the consensus, *over* when dearer.
+Also `thinking-hats route`: how one thought is routed, or a labelled file's figures, without any model call.
 """
 
 from __future__ import annotations
@@ -30,14 +35,27 @@ class LabelError(ThinkingError):
 
 
 @dataclass(frozen=True)
+class Label:
+    """What one labeller accepts: a contiguous range of strategies (cheapest first) and maybe a required hat."""
+
+    accept: tuple[str, ...]
+    hat: Hat | None = None
+
+
+def quorum(labels: int) -> int:
+    """How many labellers must accept a strategy (or require a hat) for it to be consensus: two of three, a
+    majority of more, the only one of one."""
+    return 1 if labels == 1 else max(2, labels // 2 + 1)
+
+
+@dataclass(frozen=True)
 class Labelled:
     id: str
     thought: str
-    accept: tuple[str, ...]  # cheapest first
+    labels: tuple[Label, ...]
     lang: str = "-"
     domain: str = ""
     kind: str = ""
-    hat: Hat | None = None
     thought_number: int = 1
     total_thoughts: int = 1
     revises: str | None = None
@@ -45,6 +63,24 @@ class Labelled:
     branch_id: str | None = None
     confidence: float | None = None
     tool: str | None = None
+
+    @property
+    def accept(self) -> tuple[str, ...]:
+        """The consensus: strategies enough labellers accept, cheapest first; empty when contested."""
+        need = quorum(len(self.labels))
+        votes = Counter(s for label in self.labels for s in label.accept)
+        return tuple(s for s in ORDER if votes[s] >= need)
+
+    @property
+    def hat(self) -> Hat | None:
+        """A hat enough labellers require (the first in HATS order if, rarely, two are)."""
+        need = quorum(len(self.labels))
+        votes = Counter(label.hat for label in self.labels if label.hat is not None)
+        return next((h for h in HATS if votes[h] >= need), None)
+
+    @property
+    def contested(self) -> bool:
+        return not self.accept
 
     def context(self) -> ThoughtContext:
         earlier = max(1, self.thought_number - 1)  # the labels give the earlier thought's text, not its number
@@ -71,28 +107,19 @@ def _row(raw: object, where: str) -> Labelled:
         if not isinstance(value, str | int) or isinstance(value, bool) or not str(value).strip():
             raise bad(name, "is missing or empty" if value in (None, "") else f"must be text, got {value!r}")
         values[name] = str(value)
-    accept = raw.get("accept")
-    if isinstance(accept, str):
-        accept = [accept]
-    if not isinstance(accept, list) or not 1 <= len(accept) <= 2:
-        raise bad("accept", f"must list 1 or 2 strategies, got {accept!r}")
-    unknown = [a for a in accept if a not in ORDER]
-    if unknown:
-        raise bad("accept", f"names {unknown[0]!r}; choose from {', '.join(ORDER)}")
-    ranks = sorted({ORDER.index(a) for a in accept})
-    if ranks[-1] - ranks[0] > 1:
-        raise bad("accept", f"must name adjacent strategies (like single and double), got {accept!r}")
-    values["accept"] = tuple(ORDER[r] for r in ranks)
+    if "labels" in raw:
+        labels = raw["labels"]
+        if not isinstance(labels, list) or not labels:
+            raise bad("labels", f"must list one or more {{accept, hat?}} objects, got {labels!r}")
+        values["labels"] = tuple(_label(item, f"{where}: labels[{n}]") for n, item in enumerate(labels))
+    else:
+        values["labels"] = (_label(raw, where),)
     for name in _OPTIONAL_TEXT:
         value = raw.get(name)
         if value is not None and not isinstance(value, str):
             raise bad(name, f"must be text, got {value!r}")
         if value is not None:
             values[name] = value
-    hat = raw.get("hat")
-    if hat is not None and hat not in HATS:
-        raise bad("hat", f"names {hat!r}; choose from {', '.join(HATS)}")
-    values["hat"] = hat
     for name in ("thought_number", "total_thoughts"):
         value = raw.get(name, 1)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -105,6 +132,29 @@ def _row(raw: object, where: str) -> Labelled:
         raise bad("confidence", f"must be a number from 0 to 1, got {confidence!r}")
     values["confidence"] = None if confidence is None else float(confidence)
     return Labelled(**values)
+
+
+def _label(raw: object, where: str) -> Label:
+    """One labeller's `accept` (1-2 adjacent strategies, or a name) and optional `hat`."""
+    if not isinstance(raw, dict):
+        raise LabelError(f"{where}: expected a JSON object with 'accept', got {type(raw).__name__}")
+    accept = raw.get("accept")
+    if isinstance(accept, str):
+        accept = [accept]
+    if not isinstance(accept, list) or not 1 <= len(accept) <= 2:
+        raise LabelError(f"{where}: field 'accept' must list 1 or 2 strategies, got {accept!r}")
+    unknown = [a for a in accept if a not in ORDER]
+    if unknown:
+        raise LabelError(f"{where}: field 'accept' names {unknown[0]!r}; choose from {', '.join(ORDER)}")
+    ranks = sorted({ORDER.index(a) for a in accept})
+    if ranks[-1] - ranks[0] > 1:
+        raise LabelError(
+            f"{where}: field 'accept' must name adjacent strategies (like single and double), got {accept!r}"
+        )
+    hat = raw.get("hat")
+    if hat is not None and hat not in HATS:
+        raise LabelError(f"{where}: field 'hat' names {hat!r}; choose from {', '.join(HATS)}")
+    return Label(accept=tuple(ORDER[r] for r in ranks), hat=hat)
 
 
 def load(path: Path) -> list[Labelled]:
@@ -139,69 +189,155 @@ class Judged:
     route: Route
 
     @property
+    def contested(self) -> bool:
+        return self.row.contested
+
+    @property
     def over(self) -> bool:
-        return ORDER.index(self.route.strategy) > ORDER.index(self.row.accept[-1])
+        return not self.contested and ORDER.index(self.route.strategy) > ORDER.index(self.row.accept[-1])
 
     @property
     def under(self) -> bool:
-        return ORDER.index(self.route.strategy) < ORDER.index(self.row.accept[0])
+        return not self.contested and ORDER.index(self.route.strategy) < ORDER.index(self.row.accept[0])
 
     @property
     def hat_missed(self) -> bool:
-        return self.row.hat is not None and self.row.hat not in self.route.hats
+        return not self.contested and self.row.hat is not None and self.row.hat not in self.route.hats
 
     @property
     def agrees(self) -> bool:
-        return self.route.strategy in self.row.accept and not self.hat_missed
+        """Right: the strategy is in the consensus and every hat the consensus requires runs."""
+        return not self.contested and self.route.strategy in self.row.accept and not self.hat_missed
+
+
+def _calls(strategy: str) -> int:
+    return STRATEGIES[strategy].calls
+
+
+@dataclass
+class Tally:
+    """Right, under, over and hat misses over the uncontested rows of one group (a language, a kind, all)."""
+
+    rows: int = 0
+    right: int = 0
+    under: int = 0
+    over: int = 0
+    hat_missed: int = 0
+    contested: int = 0
+
+    def add(self, judged: Judged) -> None:
+        if judged.contested:
+            self.contested += 1
+            return
+        self.rows += 1
+        self.right += judged.agrees
+        self.under += judged.under
+        self.over += judged.over
+        self.hat_missed += judged.hat_missed
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "thoughts": self.rows,
+            "agreement": _share(self.right, self.rows),
+            "under": _share(self.under, self.rows),
+            "over": _share(self.over, self.rows),
+            "hatMissed": _share(self.hat_missed, self.rows),
+            "contested": self.contested,
+        }
 
 
 @dataclass
 class Report:
     judged: list[Judged]
     thresholds: tuple[int, int, int]
-    languages: dict[str, tuple[int, int]] = field(default_factory=dict)  # lang -> (agreeing, total)
-    confusion: Counter[tuple[str, str]] = field(default_factory=Counter)  # (cheapest accepted, chosen) -> count
+    total: Tally = field(default_factory=Tally)
+    languages: dict[str, Tally] = field(default_factory=dict)
+    kinds: dict[str, Tally] = field(default_factory=dict)
+    confusion: Counter[tuple[str, str]] = field(default_factory=Counter)  # (cheapest consensus, chosen) -> count
+
+    @property
+    def counted(self) -> list[Judged]:
+        return [j for j in self.judged if not j.contested]
+
+    @property
+    def contested(self) -> int:
+        return self.total.contested
 
     @property
     def agreement(self) -> float:
-        return _share(sum(j.agrees for j in self.judged), len(self.judged))
+        return _share(self.total.right, self.total.rows)
 
     @property
     def over_routed(self) -> float:
-        return _share(sum(j.over for j in self.judged), len(self.judged))
+        return _share(self.total.over, self.total.rows)
 
     @property
     def under_routed(self) -> float:
-        return _share(sum(j.under for j in self.judged), len(self.judged))
+        return _share(self.total.under, self.total.rows)
 
     @property
     def hats_missed(self) -> float:
-        return _share(sum(j.hat_missed for j in self.judged), len(self.judged))
+        return _share(self.total.hat_missed, self.total.rows)
 
     def language_agreement(self, lang: str) -> float:
-        agreeing, total = self.languages[lang]
-        return _share(agreeing, total)
+        tally = self.languages[lang]
+        return _share(tally.right, tally.rows)
 
     def misses(self) -> list[Judged]:
-        return [j for j in self.judged if not j.agrees]
+        return [j for j in self.counted if not j.agrees]
+
+    def cost(self) -> dict[str, float | int]:
+        """Model calls of the chosen strategies against the cheapest and the dearest consensus strategy."""
+        counted = self.counted
+        chosen = sum(_calls(j.route.strategy) for j in counted)
+        cheapest = sum(_calls(j.row.accept[0]) for j in counted)
+        dearest = sum(_calls(j.row.accept[-1]) for j in counted)
+        return {
+            "calls": chosen,
+            "cheapestCalls": cheapest,
+            "dearestCalls": dearest,
+            "vsCheapest": round(chosen / cheapest, 3) if cheapest else 0.0,
+            "vsDearest": round(chosen / dearest, 3) if dearest else 0.0,
+        }
+
+    def labellers(self) -> dict[str, float | int] | None:
+        """How far the labellers agree with each other (rows with two or more labels): the share of pairs of
+        labels whose ranges overlap, and of labels whose cheapest strategy is in the row's consensus."""
+        pairs = overlapping = own = in_consensus = 0
+        for j in self.judged:
+            labels = j.row.labels
+            if len(labels) < 2:
+                continue
+            for a, label in enumerate(labels):
+                own += 1
+                in_consensus += label.accept[0] in j.row.accept
+                for other in labels[a + 1 :]:
+                    pairs += 1
+                    overlapping += bool(set(label.accept) & set(other.accept))
+        if not pairs:
+            return None
+        return {"pairs": pairs, "overlap": _share(overlapping, pairs), "inConsensus": _share(in_consensus, own)}
 
     def as_json(self) -> dict[str, Any]:
         return {
             "thoughts": len(self.judged),
+            "counted": self.total.rows,
+            "contested": self.contested,
             "thresholds": list(self.thresholds),
             "agreement": self.agreement,
-            "languages": {
-                lang: {"thoughts": total, "agreement": _share(agreeing, total)}
-                for lang, (agreeing, total) in self.languages.items()
-            },
+            "languages": {lang: tally.as_json() for lang, tally in self.languages.items()},
+            "kinds": {kind: tally.as_json() for kind, tally in self.kinds.items()},
             "overRouted": self.over_routed,
             "underRouted": self.under_routed,
             "hatMissed": self.hats_missed,
+            "cost": self.cost(),
+            "labellers": self.labellers(),
             "confusion": {label: {s: self.confusion[label, s] for s in ORDER} for label in ORDER},
             "misses": [
                 {
                     "id": j.row.id,
                     "lang": j.row.lang,
+                    "kind": j.row.kind,
                     "accept": list(j.row.accept),
                     "hat": j.row.hat,
                     "chosen": j.route.strategy,
@@ -220,10 +356,13 @@ def _share(part: int, whole: int) -> float:
 def evaluate(rows: Sequence[Labelled], thresholds: tuple[int, int, int]) -> Report:
     report = Report([Judged(row, route(row.context(), thresholds)) for row in rows], thresholds)
     for judged in report.judged:
-        agreeing, total = report.languages.get(judged.row.lang, (0, 0))
-        report.languages[judged.row.lang] = (agreeing + judged.agrees, total + 1)
-        report.confusion[judged.row.accept[0], judged.route.strategy] += 1
+        report.total.add(judged)
+        report.languages.setdefault(judged.row.lang, Tally()).add(judged)
+        report.kinds.setdefault(judged.row.kind or "-", Tally()).add(judged)
+        if not judged.contested:
+            report.confusion[judged.row.accept[0], judged.route.strategy] += 1
     report.languages = dict(sorted(report.languages.items(), key=lambda item: (item[0] != "en", item[0])))
+    report.kinds = dict(sorted(report.kinds.items()))
     return report
 
 
@@ -234,22 +373,43 @@ def _percent(share: float) -> str:
     return f"{share * 100:.1f}%"
 
 
+def _table(title: str, groups: dict[str, Tally], total: Tally) -> list[str]:
+    lines = [f"{title:<22}{'thoughts':>9}{'right':>8}{'under':>8}{'over':>8}{'hat':>7}{'contested':>11}"]
+    for name, tally in [*groups.items(), ("overall", total)]:
+        lines.append(
+            f"{name:<22}{tally.rows:>9}{_percent(_share(tally.right, tally.rows)):>8}"
+            f"{_percent(_share(tally.under, tally.rows)):>8}{_percent(_share(tally.over, tally.rows)):>8}"
+            f"{_percent(_share(tally.hat_missed, tally.rows)):>7}{tally.contested:>11}"
+        )
+    return lines
+
+
 def format_report(report: Report, source: str, misses: bool = False) -> str:
+    cost = report.cost()
     lines = [
-        f"{source}: {len(report.judged)} labelled thoughts, "
+        f"{source}: {len(report.judged)} labelled thoughts ({report.contested} contested, reported apart), "
         f"THINKING_THRESHOLDS={','.join(map(str, report.thresholds))}",
         "",
-        f"{'language':<10}{'thoughts':>9}{'agreement':>11}",
+        *_table("language", report.languages, report.total),
     ]
-    for lang, (agreeing, total) in report.languages.items():
-        lines.append(f"{lang:<10}{total:>9}{_percent(_share(agreeing, total)):>11}")
+    if len(report.kinds) > 1:
+        lines += ["", *_table("kind", report.kinds, report.total)]
     lines += [
-        f"{'overall':<10}{len(report.judged):>9}{_percent(report.agreement):>11}",
         "",
-        f"routed above the labels: {_percent(report.over_routed)}   below: {_percent(report.under_routed)}   "
-        f"required hat missing: {_percent(report.hats_missed)}",
+        f"right: {_percent(report.agreement)}   under (cheaper than the consensus): {_percent(report.under_routed)}   "
+        f"over (dearer): {_percent(report.over_routed)}   required hat missing: {_percent(report.hats_missed)}",
+        f"model calls: {cost['calls']} chosen, {cost['vsCheapest']}x the cheapest consensus strategy's "
+        f"({cost['cheapestCalls']}), {cost['vsDearest']}x the dearest's ({cost['dearestCalls']})",
+    ]
+    agreement = report.labellers()
+    if agreement is not None:
+        lines.append(
+            f"labellers: {_percent(float(agreement['overlap']))} of {agreement['pairs']} pairs of labels overlap; "
+            f"{_percent(float(agreement['inConsensus']))} of labels' cheapest strategies are in the consensus"
+        )
+    lines += [
         "",
-        "confusion (rows: cheapest acceptable strategy, columns: chosen)",
+        "confusion (rows: cheapest consensus strategy, columns: chosen)",
         f"{'':<10}" + "".join(f"{s:>8}" for s in ORDER),
     ]
     for label in ORDER:
@@ -257,10 +417,11 @@ def format_report(report: Report, source: str, misses: bool = False) -> str:
     if misses:
         lines += ["", "disagreements:"]
         for j in report.misses():
-            why = "hat" if j.route.strategy in j.row.accept else "strategy"
+            why = "hat" if j.route.strategy in j.row.accept else ("over" if j.over else "under")
             factors = "; ".join(f"{f.name} {f.points:g}" for f in j.route.factors)
             lines.append(
-                f"  {j.row.id} [{j.row.lang}] wrong {why}: accept {'/'.join(j.row.accept)}"
+                f"  {j.row.id} [{j.row.lang}{' ' + j.row.kind if j.row.kind else ''}] {why}: "
+                f"consensus {'/'.join(j.row.accept)}"
                 f"{' with ' + j.row.hat if j.row.hat else ''}, chose {j.route.strategy} "
                 f"({', '.join(j.route.hats)}) at {j.route.score:g}: {factors}"
             )
