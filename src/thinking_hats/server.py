@@ -28,7 +28,7 @@ from .config import Settings
 from .crash import Crash, CrashReply, CrashStep, NextAction, crash_error
 from .errors import InvalidThought, StoreError, ThinkingError
 from .report import iso, load, session_json, session_markdown
-from .serving.pipes import stdio_pipes
+from .serving.pipes import answered_before_eof, stdio_pipes
 from .store import LOCAL, Caller, Store, open_store
 from .thoughts import BRANCH_ID, JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply
 from .trace import Trace
@@ -90,7 +90,11 @@ class ThinkingServer(MCPServer[App]):
 
     async def run_stdio_async(self) -> None:
         """Serve stdin/stdout with the SDK's stdio transport over our asyncio pipes where they can serve it."""
-        async with stdio_pipes() as pipes, stdio_server(*(pipes or ())) as (read_stream, write_stream):
+        async with (
+            stdio_pipes() as pipes,
+            stdio_server(*(pipes or ())) as (read_stream, write_stream),
+            answered_before_eof(read_stream, write_stream) as (read_stream, write_stream),
+        ):
             server = self._lowlevel_server
             await server.run(read_stream, write_stream, server.create_initialization_options())
 

@@ -8,6 +8,10 @@ on exit.
 
 Only for pipes and sockets (what MCP clients spawn servers with) on POSIX. A terminal, a regular file or Windows
 gets the SDK's own transport: non-blocking mode on a terminal would outlive the process in the user's shell.
+
+On either transport, `answered_before_eof` keeps the server reading until every request read before the end of
+input is answered: the SDK ends its serving loop at end of input and cancels what is in flight, so a client that
+writes its requests and closes stdin (`cat requests.jsonl | thinking-hats`) lost the replies still being worked on.
 """
 
 from __future__ import annotations
@@ -19,7 +23,18 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, RequestId
+
 _LINE_LIMIT = 1 << 30  # the SDK reads lines of any length; a message is bounded by the client, not here
+# After end of input, how long requests still in flight may take to be answered. A thought's own deadline
+# (THINKING_DEADLINE, under a minute) ends it well before; this only bounds a request that never answers.
+DRAIN_SECONDS = 300.0
+
+Incoming = MemoryObjectReceiveStream[SessionMessage | Exception]
+Outgoing = MemoryObjectSendStream[SessionMessage]
 
 
 class Lines:
@@ -96,3 +111,63 @@ async def stdio_pipes() -> AsyncIterator[tuple[Lines, Output] | None]:
                 os.set_blocking(copy, True)  # the pipe transports made the shared file description non-blocking
                 os.dup2(copy, fd)
             os.close(copy)
+
+
+@asynccontextmanager
+async def answered_before_eof(
+    read_stream: Incoming, write_stream: Outgoing
+) -> AsyncIterator[tuple[Incoming, Outgoing]]:
+    """The server's streams, relayed: the server sees the end of input only once every request read before it has
+    been answered (or cancelled by the client), so nothing a piped client sent goes unanswered."""
+    pending: set[RequestId] = set()
+    settled = anyio.Event()
+    to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    server_out, from_server = anyio.create_memory_object_stream[SessionMessage](0)
+
+    def settle(request: RequestId) -> None:
+        nonlocal settled
+        pending.discard(request)
+        if not pending:
+            settled.set()
+
+    async def relay_in() -> None:
+        nonlocal settled
+        async with to_server:
+            async for message in read_stream:
+                if isinstance(message, SessionMessage):
+                    sent = message.message
+                    if isinstance(sent, JSONRPCRequest):
+                        if not pending:
+                            settled = anyio.Event()
+                        pending.add(sent.id)
+                    elif isinstance(sent, JSONRPCNotification) and sent.method == "notifications/cancelled":
+                        request = (sent.params or {}).get("requestId")
+                        if request is not None:
+                            settle(request)
+                await to_server.send(message)
+            if pending:
+                with anyio.move_on_after(DRAIN_SECONDS):
+                    await settled.wait()
+
+    written = anyio.Event()
+
+    async def relay_out() -> None:
+        async with from_server:
+            async for message in from_server:
+                await write_stream.send(message)
+                if isinstance(message.message, JSONRPCResponse | JSONRPCError) and message.message.id is not None:
+                    settle(message.message.id)
+        written.set()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(relay_in)
+        tasks.start_soon(relay_out)
+        try:
+            yield server_in, server_out
+        finally:
+            await server_out.aclose()
+            with anyio.CancelScope(shield=True):
+                await written.wait()  # the server's last reply is on the wire
+            tasks.cancel_scope.cancel()  # relay_in may still wait for input the server no longer reads
+    # The transport's writer ends when its stream closes, as it does when the SDK's loop owns it.
+    await write_stream.aclose()
