@@ -121,7 +121,8 @@ CASES: list[tuple[str, str, dict[str, Any], str, set[str]]] = [
         "double",
         {"creative"},
     ),
-    ("long-reasoning-step", TRACE, {}, "double", {"factual"}),
+    # round 9: a progress note, however long and careful, is one hat
+    ("long-reasoning-step", TRACE, {}, "single", {"factual"}),
     # a two-option trade-off with no one else in it: two hats
     (
         "rewrite-or-patch",
@@ -145,7 +146,7 @@ CASES: list[tuple[str, str, dict[str, Any], str, set[str]]] = [
         "What are the pros and cons of a four-day week for the team, what could go wrong, and are "
         "there creative alternatives?",
         {},
-        "triple",
+        "double",  # round 9: one trade-off for one team, asked at length, is two angles (the labelling brief)
         {"critical", "creative"},
     ),
     (
@@ -245,7 +246,7 @@ def test_thresholds_from_settings_change_the_outcome() -> None:
 
 
 def test_thresholds_from_the_environment_reach_the_router(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("THINKING_THRESHOLDS", "2,3,4")
+    monkeypatch.setenv("THINKING_THRESHOLDS", "1,2,3")
     assert route(ctx("What is the capital of France?"), load_settings().router_thresholds()).strategy == "full"
 
 
@@ -260,7 +261,8 @@ def test_the_factors_add_up_to_the_score(label: str, thought: str, extra: dict[s
     chosen = route(ctx(thought, **extra), DEFAULT)
     total = sum(f.points for f in chosen.factors)
     assert chosen.score == pytest.approx(min(100.0, total)), label
-    assert all(f.points > 0 and f.detail for f in chosen.factors), label
+    # only a ceiling takes points off (a simple ask, or a second angle with nothing more in play)
+    assert all((f.points > 0 or f.name == "simple_ask") and f.detail for f in chosen.factors), label
 
 
 def test_only_contributing_factors_are_listed() -> None:
@@ -733,8 +735,7 @@ def test_a_plan_with_people_or_stakes_in_it_is_three_hats_a_bare_plan_two() -> N
     assert bare.strategy == "double", bare.factors
     merger = "Plan the merger of the two primary schools for September: parents are protesting already."
     chosen = route(ctx(merger), DEFAULT)
-    planning = {f.name: f.detail for f in chosen.factors}["planning"]
-    assert chosen.strategy == "triple" and planning.endswith(f"at least {WEIGHTS.floors['planning_stakes']:g}")
+    assert chosen.strategy == "triple" and "planning" in {f.name for f in chosen.factors}, chosen.factors
 
 
 def test_a_chinese_thought_with_an_english_trace_pasted_as_prose_is_read_as_chinese() -> None:
@@ -1046,3 +1047,109 @@ def test_round_8_proposals_get_three_hats_or_more(thought: str) -> None:
 def test_a_polite_request_a_check_or_a_stated_step_proposes_nothing(thought: str) -> None:
     chosen = route(ctx(thought), DEFAULT)
     assert "dilemma" not in {f.name for f in chosen.factors} and chosen.strategy == "single", chosen.factors
+
+
+# --- round 9: what the step needs, not how long it is ----------------------------------------------------------
+
+# Steps told in detail, as a model thinks for a user: progress, a check, a conclusion, a sum worked out, a plan in
+# order. Each asks nothing and weighs nothing: one hat, however long.
+TOLD_STEPS = {
+    "progress": "Copied the invoices table to the new cluster: 2.4M rows in 11 minutes, the row counts match, and "
+    "the checksum on the totals column matches as well. The two views that read it still point at the old cluster, "
+    "so I'll repoint them next and rerun the nightly report against staging before switching production.",
+    "verification": "Checked the patch against the bug report: the date parser now accepts '2024-02-29', the four "
+    "tests I added pass, and the full suite is green (518 passed). The intermittent failure in test_mailer was a "
+    "fixture that assumed UTC, unrelated to this change. Moving on to the release notes.",
+    "conclusion": "So the slowdown on the reporting replica comes from the autovacuum on the events table: it has "
+    "run for six hours since the bulk delete on Monday, and the replica's IO is saturated while it runs. The "
+    "primary is unaffected and replication lag is under two seconds. The root cause is the bulk delete, not traffic.",
+    "estimate": "Sizing the audit log: about 25k entries a day per customer, 300 customers, around 400 bytes an "
+    "entry with its index, kept for two years. 25,000 x 300 x 730 is about 5.5 billion entries, times 400 bytes "
+    "is roughly 2.2 TB, say 2.6 TB with bloat. The current volume class goes to 4 TB, so it fits.",
+    "plan in order": "Order of work for today: first write the migration for the new column, then run the backfill "
+    "on staging, then change the two endpoints that read it while the backfill runs, and finally add the tests. "
+    "The backfill took 18 minutes last time on a similar table.",
+    "de": "Der Nachtlauf ist wieder grün: Ursache war ein abgelaufenes Zertifikat am SFTP-Server des Lieferanten. "
+    "Ich habe das neue Zertifikat eingespielt, den Lauf von heute Nacht wiederholt und alle 1.240 Dateien sind "
+    "angekommen, die Prüfsummen stimmen. Als Nächstes trage ich das Ablaufdatum in den Kalender ein.",
+    "es": "Terminado el cuadre de caja de la semana: 48.210 euros en ventas, 47.980 en el banco, y la diferencia "
+    "de 230 euros corresponde a los dos pagos con tarjeta del domingo, que entran el martes. Todo cuadra, así que "
+    "cierro la semana en el sistema y paso a la de la tienda de Alicante.",
+    "fr": "Contrôle des dosages terminé pour l'aile B : les 22 prescriptions correspondent aux protocoles, les "
+    "trois patients sous anticoagulants ont leur bilan du matin et les valeurs sont dans les cibles. Aucune "
+    "interaction relevée par le logiciel. Je transmets la liste validée à la pharmacie.",
+    "pt": "Terminei a conferência do inventário do depósito de Recife: 1.870 itens contados, 12 divergências, "
+    "todas de uma ou duas unidades e já explicadas pelas devoluções de sexta. Com os ajustes lançados, a "
+    "diferença total fica em 0,1%, dentro da tolerância. Vou fechar o inventário no sistema agora.",
+    "zh": "核对完了：这批 3200 条客户记录迁移后全部对得上，金额字段的校验和也一致，两个报表的结果和旧系统完全"
+    "相同。之前担心的时区问题不存在，时间戳都是 UTC。接下来我把旧表改成只读。",
+    "ja": "確認が終わった。移行後の顧客レコード 3200 件はすべて旧システムと一致し、金額列のチェックサムも同じ、"
+    "二つの帳票も旧システムと同じ結果になった。心配していたタイムゾーンの問題もなかった。次に旧テーブルを読み取り"
+    "専用にする。",
+}
+
+
+@pytest.mark.parametrize("kind", TOLD_STEPS)
+def test_a_step_told_in_detail_stays_one_hat_however_long(kind: str) -> None:
+    chosen = route(ctx(TOLD_STEPS[kind]), DEFAULT)
+    assert chosen.strategy == "single", chosen.factors
+
+
+# Options, hypotheses and doubts stated without a question mark: a second angle.
+STATED = {
+    "two ways": "Two ways to ship the export: a nightly batch job, simple but a day stale, or change-data-capture, "
+    "fresh but another system to run.",
+    "hypotheses": "The timeouts might come from the new retry policy; it could also be DNS, I can't tell yet.",
+    "we could": "We could cache the price list at the edge and accept a few minutes of staleness, or keep "
+    "calling the pricing service and pay the latency on every page.",
+    "either": "Either the cron job never started after the host reboot or it started and hung on the lock file.",
+    "option a b": "Option A is to extend the current queue with a priority lane. Option B is a second queue "
+    "just for the urgent jobs, with its own workers.",
+    "doubt": "The new index made the report faster on staging, but I'm not sure the plan holds with production's "
+    "data distribution.",
+    "de": "Entweder liegt es am neuen Caching-Layer, oder die Datenbank ist seit dem Update einfach langsamer.",
+    "es": "Podríamos migrar todo de una vez durante el cierre de agosto, o bien mover un servicio por semana hasta "
+    "octubre.",
+    "fr": "Soit on garde l'hébergeur actuel, plus cher mais stable, soit on passe chez le nouveau, moins cher mais "
+    "sans support en français.",
+    "pt": "A queda nas vendas pode ser o preço novo; talvez seja também a mudança no site, ainda não dá para saber.",
+    "zh": "接口变慢可能是新加的缓存层导致的，也可能是数据库升级后本身变慢了，现在还说不准。",
+    "ja": "遅延の原因は新しいキャッシュ層かもしれないし、データベースの更新で遅くなったのかもしれない。"
+    "まだ分からない。",
+}
+
+
+@pytest.mark.parametrize("kind", STATED)
+def test_options_hypotheses_and_doubts_stated_without_a_question_get_a_second_angle(kind: str) -> None:
+    chosen = route(ctx(STATED[kind]), DEFAULT)
+    assert chosen.strategy == "double" and len(chosen.hats) == 2, chosen.factors
+    assert {"options", "decision"} & {f.name for f in chosen.factors}, chosen.factors
+
+
+def test_length_and_punctuation_only_break_ties() -> None:
+    short = "Copied the invoices table to the new cluster; the row counts match."
+    detail = (
+        " The copy took 11 minutes, the checksum on the totals column matches, and the two views that read it are"
+        " repointed. The nightly report ran on staging, its output is byte-identical to last night's, and the old"
+        " cluster stays up until Friday, as planned with the DBA, in case anything else turns up. Next I'll update"
+        " the runbook, then close the ticket, then tell the reporting channel the cutover is done."
+    )
+    plain, long = route(ctx(short), DEFAULT), route(ctx(short + detail), DEFAULT)
+    assert plain.strategy == long.strategy == "single", long.factors
+    points = {f.name: f.points for f in route(ctx(" ".join([short + detail] * 40)), DEFAULT).factors}
+    assert points.get("length", 0) <= WEIGHTS.points["length"][2] <= 6
+    assert points.get("structure", 0) <= WEIGHTS.points["structure"][2] <= 6
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        # several parties at odds, serious stakes: told, not asked, still three hats or more
+        "Our largest customer (30% of revenue) wants an on-premise version before their renewal in 60 days. "
+        "Engineering says six months at the least, sales insists we promise it, and the CFO refuses to fund it.",
+        "The 84-year-old in room 7 refuses the feeding tube again. Her daughter insists we go ahead, her son says "
+        "we must respect her refusal, and she left no advance directive.",
+    ],
+)
+def test_a_step_told_with_serious_stakes_or_parties_at_odds_keeps_three_hats_or_more(thought: str) -> None:
+    assert route(ctx(thought), DEFAULT).strategy in ("triple", "full")

@@ -29,6 +29,7 @@ from .vocabulary import (
     language_of,
     signal_terms,
     simple_asks,
+    stated_markers,
     vocabulary_for,
     whether,
 )
@@ -51,9 +52,10 @@ LOW_CONFIDENCE = 0.5  # a crash step's confidence below this is a doubt
 
 _PLAN_AT_STAKE = ("stakes", "risk", "people", "stakeholders")  # an ask whose floor another factor shows
 _SESSION_STEP = frozenset(("revision", "branch", "low_confidence"))
-_SECOND_ANGLE = frozenset(("branch", "low_confidence", "ideation"))
+_SECOND_ANGLE = frozenset(("branch", "low_confidence", "ideation", "stated"))
 _RAISED = frozenset(("either_stakes", "planning_stakes"))  # asks that already want a third angle
 _THIRD_ANGLE = ("stakes", "people", "stakeholders")
+_STRONG_THIRD = frozenset(("stated", "ideation", "low_confidence"))
 _YES_OR_NO = re.compile(r"\b(?:yes or no|ja oder nein|oui ou non|s[ií] o no|sim ou não)\b")
 _AT_STAKE = frozenset(("stakes", "risk", "stakeholders"))  # in a short thought's question: no lookup
 _SHORT_ASK = (4, 12)  # "Total?", "Expected hires?", "大概需要多少？": words (Latin), characters (CJK)
@@ -186,8 +188,10 @@ _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 _ASCII_WORD = re.compile(r"[A-Za-z0-9][\w.+-]*")
 _CURRENCY = re.compile(r"[$€£¥₹]\s?\d")
 _AMOUNT = re.compile(
-    r"\d(?:[\d.,]*\d)?\s?(?:k|m|bn|mio\.?|mrd\.?|million\w*|millones|milhões|milliard\w*|billion\w*|"
-    r"bilhões|mil millones|万|亿|億|万円|元|円|euros?|dollars?|usd|eur|reais|r\$)(?!\w)",
+    # ("2.4M rows" counts rows, not money)
+    r"\d(?:[\d.,]*\d)?\s?(?:(?:k|m|bn)(?!\s+(?:rows|records|users|requests|events|lines|entries|items|files|"
+    r"messages|calls|tokens|documents|visits|views|downloads|hits))|mio\.?|mrd\.?|million\w*|millones|milhões|"
+    r"milliard\w*|billion\w*|bilhões|mil millones|万|亿|億|万円|元|円|euros?|dollars?|usd|eur|reais|r\$)(?!\w)",
 )
 _PERCENT = re.compile(r"\d\s?[%％]|百分之")
 
@@ -301,6 +305,7 @@ def reading(ctx: ThoughtContext) -> Reading:
     dilemma: str | None = None
     chunks = [c for c in _CHUNK.findall(read) if c.strip()]
     asked_chunks: list[str] = []
+    unmarked_ask = False
     for number, chunk in enumerate(chunks):
         if _ITEM_START.match(chunk):
             items += 1
@@ -322,6 +327,7 @@ def reading(ctx: ThoughtContext) -> Reading:
             asked_chunks.append(chunk)
         if dilemma is None and lang in WHETHER and (weighed := whether(lang).search(chunk)) is not None:
             dilemma = weighed.group()[-12:]
+        unmarked_ask = unmarked_ask or unmarked
         if asked or unmarked:
             offers = vocabulary.either.search(chunk) is not None and not _asks_what_is(chunk, lang)
             either = either or offers
@@ -413,6 +419,19 @@ def reading(ctx: ThoughtContext) -> Reading:
         elif name in FLOORS:
             asks.append(name)
 
+    told = not asked_chunks and not unmarked_ask and dilemma is None
+    raised = _raises(terms, counts)
+    # Options, hypotheses or a doubt stated without a question are an ask for a second angle (round 9).
+    # (In a document pasted as prose around a question, its "either party may ..." are the document's, not the ask.)
+    in_own_words = not asked_chunks or words < _DOCUMENT_WORDS
+    weighs_already = either or dilemma is not None
+    stated = _stated(chunks, asked_chunks, lang, vocabulary) if in_own_words and not weighs_already else None
+    if stated is not None:
+        add("options", 1, stated)
+        asks.append("stated")
+    # A plan told in order ("first ..., then ..., finally ...") with nothing asked is the plan made, not one to weigh.
+    elif told and sequence + items >= 2 and not raised:
+        asks = [ask for ask in asks if ask not in ("planning", "planning_stakes")]
     # A revision and a doubt want a critical review; a branch explores an alternative: what it could be, and gain.
     session: list[tuple[str, str]] = []
     if ctx.revised is not None:
@@ -435,9 +454,28 @@ def reading(ctx: ThoughtContext) -> Reading:
         caps = _simple(read, chunks, asked_chunks, lang, signals, vocabulary if plain else None)
         if caps:  # "Next step: update the loading-bay planning": a plan named around a simple ask sets no floor
             asks = [ask for ask in asks if ask not in ("planning", "planning_stakes")]
+        # A question asked for a fact or a sum is answered as such, whatever its lead-in weighs; a statement of
+        # options or a doubt ("... I'm not sure which yet") or a next step with one in it is more than a lookup.
+        if caps == ("lookup",) and "stated" in asks and asked_chunks:
+            asks.remove("stated")
+            del counts["options"], details["options"]
+        elif "stated" in asks:
+            caps = ()
+    # "Que feriez-vous ?", "What should she do first?": a question on what to do is a second angle however short
+    # (round 9: length no longer carries it there).
+    if not caps and dilemma is None and not either and not asks and _asks_to_weigh(asked_chunks, vocabulary):
+        asks.append("weigh")
     # A branch, a doubt or a call for ideas is worth a second angle; a third takes people or stakes in play.
     if not caps and dilemma is None and _SECOND_ANGLE.intersection(asks) and not _RAISED.intersection(asks):
-        caps = () if any(counts.get(name) for name in _THIRD_ANGLE) else ("second_angle",)
+        # (ideas and stated options take serious stakes or parties at odds; a word about people is enough elsewhere)
+        third = raised or (
+            not _SECOND_ANGLE.intersection(asks) <= _STRONG_THIRD and any(counts.get(n) for n in _THIRD_ANGLE)
+        )
+        caps = () if third else ("second_angle",)
+    # A step told, asking nothing and weighing nothing (progress, a check, a conclusion, a sum worked out), stays one
+    # hat however long and detailed, unless it raises serious stakes or several parties (round 9).
+    if not caps and told and not asks and not counts.get("decision") and not raised:
+        caps = ("told",)
     # A revision, a branch or a doubt reviews a step of the session: three angles at most, unless it asks to decide.
     if not caps and dilemma is None and _SESSION_STEP.intersection(asks):
         caps = ("session_step",)
@@ -517,6 +555,72 @@ def _simple(
     if not asked and any(m.group() not in _BARE_WH for m in lookup.finditer(last)) and not how.search(last):
         return ("lookup",)
     return ()
+
+
+def _asks_to_weigh(asked: list[str], vocabulary: Vocabulary) -> bool:
+    return any("decision" in signal_terms(chunk, vocabulary)[0] for chunk in asked)
+
+
+def _offers(chunk: str, start: int, vocabulary: Vocabulary) -> bool:
+    """An "or" after `start` that joins options, not amounts ("one or two units", "zwei oder drei Tage")."""
+    return any(
+        _NUMBER_WORD.search(chunk, max(0, m.start() - 12), m.start()) is None
+        for m in vocabulary.either.finditer(chunk, start)
+    )
+
+
+_NUMBER_WORD = re.compile(
+    r"(?<!\w)(?:one|two|three|four|five|ein|eine|einen|zwei|drei|vier|uno|una|un|dos|tres|cuatro|une|deux|trois|"
+    r"quatre|um|uma|dois|duas|três|quatro|\d+)\s*$"
+)
+_LEAD_IN = re.compile(r"[:：]\s")
+_LETTERED = re.compile(r"(?:\(a\)|(?<!\w)a\))[^\n]{1,400}?(?:\(b\)|(?<!\w)b\))|[(（]1[)）][^\n]{1,400}?[(（]2[)）]")
+
+
+_CJK_QUESTION = re.compile(r"[吗呢][，,\s]|还是|でしょうか|ですか")
+_COUNT_WORDS = ("million", "billion", "millon", "milhõ", "milho", "bilhõ", "bilho", "milliard", "mio", "mrd")
+
+
+def _raises(terms: dict[str, dict[str, str]], counts: dict[str, int]) -> bool:
+    """Serious stakes or several parties with positions: what lifts a told step above one hat (round 9)."""
+    parties = counts.get("stakeholders", 0)
+    people = counts.get("people", 0)
+    # "5.5 billion entries": a count, not money at stake
+    stakes = [term for term in terms.get("stakes", {}) if not term.startswith(_COUNT_WORDS)]
+    money = bool(counts.get("stakes"))  # an amount of money, or a stakes term
+    return parties >= 2 or (bool(stakes) and bool(parties or people)) or (parties >= 1 and (money or people >= 2))
+
+
+def _stated(chunks: list[str], asked: list[str], lang: str, vocabulary: Vocabulary) -> str | None:
+    """What the thought states to weigh without asking (round 9), read by structure in its statements: a doubt in
+    the writer's voice ("I can't tell yet"), options counted ("two ways to ship"), paired words ("either ... or",
+    "soit ... soit"), a possibility and then an "or" in one sentence ("we could batch it, or stream it"), or two
+    possibilities in one thought ("it might be the retry policy; it could also be DNS"). None if nothing is."""
+    possible, doubt, counted, paired = stated_markers(lang)
+    told = [_CHECK_WHETHER.sub(" ", chunk) for chunk in chunks if chunk not in asked]
+    if (found := doubt.search("\n".join(told))) is not None:
+        return f"a doubt ({found.group()})"
+    # (a question typed without its mark offers no options: "…叫啥来着，transaction_isolation 还是 tx_isolation")
+    told = [chunk for chunk in told if not _asks_what_is(chunk, lang) and not _CJK_QUESTION.search(chunk)]
+    if not told:
+        return None
+    text = "\n".join(told)
+    if (found := counted.search(text) or _LETTERED.search(text)) is not None:
+        return f"options ({_shown([found.group()[:24]])})"
+    # "Take the acquisition offer or raise the Series B.": one sentence offering two courses, asked or not
+    if len(told) == 1 and _offers(told[0], 0, vocabulary):
+        return "options (... or ...)"
+    for chunk in told:
+        if (found := paired.search(chunk)) is not None:
+            return f"options ({_shown([found.group()[:24]])})"
+        # "we could batch it nightly, or stream it"; "Offline mode: drafts on the device, or all on the server"
+        found = possible.search(chunk) or _LEAD_IN.search(chunk)
+        if found is not None and _offers(chunk, found.end(), vocabulary):
+            return f"options ({found.group().strip()} ... or)"
+    possibilities = possible.findall(text)
+    if len(possibilities) >= 2:
+        return f"hypotheses ({_shown(possibilities)})"
+    return None
 
 
 def _unquoted(chunk: str) -> str:

@@ -125,10 +125,17 @@ _SESSION_HATS: dict[str, tuple[tuple[Hat, float], ...]] = {
     "revision": (("critical", 1.0),),
     "branch": (("creative", 1.0), ("optimistic", 0.8)),
     "low_confidence": (("critical", 1.0),),
+    "options": (("critical", 1.0), ("optimistic", 0.6), ("factual", 0.5)),
 }
 _ASK_HAT: dict[str, Hat] = {"branch": "optimistic", "ideation": "creative"}
 FACTORS: tuple[str, ...] = ("length", "questions", "structure", *SIGNALS, *_SESSION_HATS, "simple_ask")
-_FLOOR_FACTOR = {"either": "decision", "either_stakes": "decision", "planning_stakes": "planning"}
+_FLOOR_FACTOR = {
+    "either": "decision",
+    "either_stakes": "decision",
+    "planning_stakes": "planning",
+    "stated": "options",
+    "weigh": "decision",
+}
 # A simple ask (a lookup or a sum, a next step) caps the score; its factor shows the points taken off, and a lookup
 # brings the factual hat.
 _CEILING_DETAIL = {
@@ -137,6 +144,7 @@ _CEILING_DETAIL = {
     "second_angle": "a branch, a doubt or ideas with no people or stakes in play",
     "session_step": "a revision, a branch or a doubt, with no decision asked for",
     "pasted_question": "an either/or question about pasted material",
+    "told": "a step told, asking and weighing nothing",
 }
 _WHO = frozenset(("stakeholders",))
 _LOOKUP_AFFINITY = 30.0

@@ -72,7 +72,7 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
     },
     "risk": {
         "en": "risk*, fail*, security, insecure, vulnerab*, outage*, downtime, danger*, downside*, breach*, "
-        "attack*, exploit*, regression*, bug*, break, breaks, breaking, broken, crash, crashes, data loss, "
+        "attack*, exploit*, regression*, bug*, break, breaks, breaking, broken, crash, crashes, data loss, lost data, "
         "go wrong, goes wrong, going wrong, worst case, threat*, unsafe, safety, liabilit*, compliance, rollback, "
         "roll back, incident*, side effect*, contraindicat*, lawsuit*, penalt*, fines, harm*, damag*, leak*, "
         "corrupt*, mistake*, concern*, pitfall*, hazard*, adverse, complication*, misconduct",
@@ -302,9 +302,12 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "ja": "計画, 段取り, 手順, 体制, 整理, 準備, ロードマップ, 工程, 進め方, プラン, スケジュール, 段階的",
     },
     "stakeholders": {
-        "en": "wants, want us, wanted, fear, fears, worries, insist*, object, objects, oppos*, against, disagree*, "
+        # (not a bare "against": "ran the report against staging", "the PR against main")
+        "en": "wants, want us, wanted, fear, fears, worries, insist*, object, objects, oppos*, is against, "
+        "are against, was against, were against, against it, against this, against that, against the idea, "
+        "voted against, disagree*, "
         "demand*, refus*, argu*, push for, pushes, complain*, warn*, threaten*, divided, at odds, expects, "
-        "loves it, hates, asks for, waiting on us, split on, says, say, said, needs, requires, require, thinks, "
+        "loves it, hates, asks for, waiting on us, split on, says, said, needs, requires, require, thinks, "
         "believes, proposes, suggests, recommends, consented, supports, backs, has doubts, have doubts, deny, denies, "
         "denied, begs, begged, urges, urged, intends, hopes, rejects, rejected, defends, protest*, resists, "
         "downplay*, minimis*, minimiz*, lobb*, terrified, furious, are split, is split, won't, will not, unwilling, "
@@ -660,4 +663,60 @@ STEP_TERMS: dict[str, str] = {
     "zh": "我先做这一步, 我先做这个, 先做这一步, 第一步：, 操作很简单, 我这一步, 我现在要做的, 这一步只需要, "
     "现在要做的就是, 下一步, 接下来",
     "ja": "次：, 次:, 今やること, 今のステップ, 次にやること, 次は, 次のステップ, 次の作業, 次にやる",
+}
+
+# Round 9: options, hypotheses and doubts stated, not asked ("We could batch it nightly, or stream it", "It might be
+# the retry policy; it could also be DNS", "I can't tell yet"). Read by structure (reading._stated): a possibility
+# word and then an "or" in one sentence, two possibilities in one thought, paired "either ... or" words, options
+# counted ("two ways to ..."), or a doubt in the writer's own voice. These tables hold only the marker words.
+POSSIBILITY_TERMS: dict[str, str] = {
+    "en": "could, might, maybe, perhaps, possibly, may be, may have, may come, may also, can either, could also, "
+    "might also",
+    "de": "könnte, könnten, vielleicht, möglicherweise, eventuell, womöglich, kann sein, kann auch",
+    "es": "podría, podrían, podríamos, puede que, puede ser, quizá, quizás, tal vez, a lo mejor, igual es",
+    "fr": "pourrait, pourraient, pourrions, pourrait-on, peut-être, il se peut, se peut, on peut soit",
+    "pt": "poderia, poderiam, poderíamos, pode ser, pode ter, talvez, possivelmente",
+    "zh": "可能, 也许, 或许, 说不定",
+    "ja": "かもしれ, 可能性, だろうか, のではないか, かも。, 考えられる",
+}
+DOUBT_TERMS: dict[str, str] = {
+    "en": "not sure, unsure, can't tell, cannot tell, can't say, hard to say, unclear, not clear, don't know yet, "
+    "don't know which, don't know whether, don't know if, no idea, not certain, uncertain, i doubt, torn between, "
+    "undecided, on the fence, can't decide, not convinced",
+    "de": "nicht sicher, unsicher, unklar, nicht klar, weiß nicht, weiß noch nicht, weiß ich nicht, schwer zu sagen, "
+    "keine ahnung, zweifle, zweifel, bin hin- und hergerissen, nicht überzeugt",
+    "es": "no estoy segur*, no sé, no lo sé, no está claro, no tengo claro, no sabría, difícil de decir, dudo, "
+    "tengo dudas, no me convence, no lo tengo claro",
+    "fr": "pas sûr*, je ne sais pas, je ne sais plus, pas clair, incertain*, difficile à dire, j'hésite, je doute, "
+    "pas convaincu*",
+    "pt": "não tenho certeza, não sei, não está claro, não dá para saber, não consigo dizer, difícil dizer, "
+    "tenho dúvida*, incerto, não estou convencid*, estou em dúvida",
+    "zh": "不确定, 说不准, 说不好, 不清楚是, 拿不准, 不好说, 不敢肯定, 判断不了, 还不知道, 没把握, 犹豫",
+    "ja": "分からない, わからない, 判断がつかない, 判断できない, 確信がない, 自信がない, 迷って, はっきりしない, "
+    "見当がつかない",
+}
+# Options counted or named as such: "two ways to ship", "option A ... option B", "zwei Varianten", "方案一".
+OPTION_COUNTS: dict[str, str] = {
+    "en": r"\b(?:two|three|2|3) (?:\w+ ){0,2}(?:ways|options|approaches|paths|choices|alternatives|routes|candidates|"
+    r"designs|plans|strategies)\b|\b(?:option|plan|approach|variant) (?:a|b|1|2|one|two)\b",
+    "de": r"\b(?:zwei|drei|2|3) (?:\w+ ){0,2}(?:wege|optionen|möglichkeiten|varianten|ansätze|alternativen|"
+    r"lösungen|pläne)\b|\b(?:option|variante|plan) (?:a|b|1|2|eins|zwei)\b",
+    "es": r"\b(?:dos|tres|2|3) (?:\w+ ){0,2}(?:opciones|caminos|formas|alternativas|vías|enfoques|planes|"
+    r"soluciones)\b|\b(?:opción|plan|alternativa) (?:a|b|1|2)\b",
+    "fr": r"\b(?:deux|trois|2|3) (?:\w+ ){0,2}(?:options|solutions|façons|pistes|voies|possibilités|approches|"
+    r"scénarios|plans)\b|\b(?:option|plan|scénario|piste) (?:a|b|1|2)\b",
+    "pt": r"\b(?:duas|dois|três|2|3) (?:\w+ ){0,2}(?:opções|formas|alternativas|abordagens|caminhos|saídas|planos|"
+    r"soluções)\b|\b(?:opção|plano|alternativa) (?:a|b|1|2)\b",
+    "zh": r"[两二三2-3](?:个|种|条|套)(?:\w{0,2})?(?:方案|选择|办法|路|思路|选项)|方案[一二ab12]|[ab]方案",
+    "ja": r"[二三2-3２３]つの(?:案|選択肢|方法|やり方|方針)|[ab]案|案[ab12]|二択",
+}
+# Paired words that state alternatives in a statement: "either ... or", "entweder ... oder", "soit ... soit".
+CORRELATIVES: dict[str, str] = {
+    "en": r"\beither\b.{1,200}?\bor\b|\bwhether\b.{1,200}?\bor\b",
+    "de": r"\bentweder\b.{1,200}?\boder\b|\bob\b.{1,200}?\boder\b",
+    "es": r"\bo bien\b|\bya sea\b.{1,200}?\bo\b|(?:^|[,:;] )o\b.{1,120}?\bo\b(?! \d)|\bsi\b.{1,150}?\bo si\b",
+    "fr": r"\bsoit\b.{1,200}?\bsoit\b|\bou bien\b|\bsi\b.{1,150}?\bou si\b",
+    "pt": r"(?:^|[,:;] )ou\b.{1,120}?\bou\b(?! \d)|\bou então\b|\bse\b.{1,150}?\bou se\b",
+    "zh": r"要么.{1,60}?要么|或者",
+    "ja": r"それとも|あるいは|もしくは|のか、.{1,60}?のか",
 }

@@ -12,14 +12,18 @@ from dataclasses import dataclass
 from functools import cache
 
 from .terms import (
+    CORRELATIVES,
     DECISION_QUESTIONS,
+    DOUBT_TERMS,
     FACT_ASKS,
     FACT_QUESTIONS,
     HOW_TERMS,
     LETTERS,
     LOOKUP_TERMS,
+    OPTION_COUNTS,
     OR_AMOUNT,
     OR_TERMS,
+    POSSIBILITY_TERMS,
     RELAYED_TERMS,
     REQUEST_TERMS,
     SEQUENCE_TERMS,
@@ -143,6 +147,18 @@ def simple_asks(lang: str) -> tuple[re.Pattern[str], ...]:
     """How a lookup is asked, requested, a short question asks how to act, and a next step is stated."""
     tables = (LOOKUP_TERMS, REQUEST_TERMS, HOW_TERMS, STEP_TERMS, RELAYED_TERMS, STEP_OPENERS)
     return tuple(terms_pattern(table, lang) for table in tables)
+
+
+@cache
+def stated_markers(lang: str) -> tuple[re.Pattern[str], ...]:
+    """How options, hypotheses and doubts are stated: possibility words, doubt words, options counted, paired
+    "either ... or" words (terms.POSSIBILITY_TERMS and the tables after it)."""
+    return (
+        terms_pattern(POSSIBILITY_TERMS, lang),
+        terms_pattern(DOUBT_TERMS, lang),
+        re.compile(OPTION_COUNTS[lang]),
+        re.compile(CORRELATIVES[lang]),
+    )
 
 
 @cache
