@@ -69,3 +69,17 @@ def test_a_report_of_one_entry_says_one_entry(capsys: pytest.CaptureFixture[str]
     assert main(["sessions", "show", one_thought]) == 0
     out = capsys.readouterr().out
     assert "\n1 entry · started" in out and "1 entries" not in out
+
+
+@pytest.mark.parametrize("order", ["after the action", "before the action"])
+def test_the_principal_filter_goes_before_or_after_the_action(
+    capsys: pytest.CaptureFixture[str], one_thought: str, order: str
+) -> None:
+    def listing(principal: str) -> str:
+        flag = ["--principal", principal]
+        argv = ["sessions", "list", *flag] if order == "after the action" else ["sessions", *flag, "list"]
+        assert main(argv) == 0
+        return capsys.readouterr().out
+
+    assert one_thought in listing("local")
+    assert one_thought not in listing("bob")

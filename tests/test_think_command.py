@@ -58,3 +58,18 @@ def test_the_same_question_asked_twice_is_answered_twice_in_two_sessions(
     assert second["sessionId"] != first["sessionId"]
     assert second["replayed"] is False and second["usage"]["llmCalls"] == 1
     assert len(configured.history) == 2  # asked the model again, not a stale stored reply
+
+
+def test_off_a_terminal_every_progress_line_ends_in_a_newline_and_rich_is_not_loaded(
+    configured: FakeLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    sys.modules.pop("rich.live", None)
+    code = main(["think", QUESTION, "--strategy", "double"])
+
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    assert err.endswith("\n") and "\n[3/3] synthesis done" in err
+    assert err.splitlines()[0].startswith("double (score")
+    assert "rich.live" not in sys.modules

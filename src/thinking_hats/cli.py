@@ -66,18 +66,21 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", help="show configuration (secrets masked), store health, prompts and provider reach")
 
+    principal_help = "only this principal's sessions (a name from THINKING_HTTP_TOKENS_FILE, or 'local')"
     sessions = sub.add_parser("sessions", help="list, show or export recorded sessions")
-    sessions.add_argument(
-        "--principal", help="only this principal's sessions (a name from THINKING_HTTP_TOKENS_FILE, or 'local')"
-    )
+    sessions.add_argument("--principal", help=principal_help)
+    # --principal goes before or after the action (`sessions list --principal alice`); SUPPRESS keeps an action's
+    # parser from overwriting one given before it with its default.
+    by_principal = argparse.ArgumentParser(add_help=False)
+    by_principal.add_argument("--principal", default=argparse.SUPPRESS, help=principal_help)
     ssub = sessions.add_subparsers(dest="action", metavar="ACTION", required=True)
-    ls = ssub.add_parser("list", help="recent sessions")
+    ls = ssub.add_parser("list", help="recent sessions", parents=[by_principal])
     ls.add_argument(
         "--limit", type=_whole_number(1, 10_000_000), default=20, help="how many, newest first (default 20)"
     )
-    show = ssub.add_parser("show", help="print a session as a Markdown report")
+    show = ssub.add_parser("show", help="print a session as a Markdown report", parents=[by_principal])
     show.add_argument("session_id")
-    export = ssub.add_parser("export", help="export a session")
+    export = ssub.add_parser("export", help="export a session", parents=[by_principal])
     export.add_argument("session_id")
     export.add_argument(
         "--format", choices=["md", "json"], help="md or json (default: from the --output extension, else md)"

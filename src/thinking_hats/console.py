@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .analysis import Outcome, ProgressFn, ThoughtContext
 from .augmenter import build_augmenter
@@ -44,44 +44,18 @@ def describe(chosen: Route) -> str:
 
 
 async def think(settings: Settings, thought: str, strategy: str | None, session: str | None, as_json: bool) -> int:
-    from rich.console import Console
-    from rich.live import Live
-    from rich.markup import escape
-    from rich.spinner import Spinner
-    from rich.table import Table
-    from rich.text import Text
-
-    err = Console(stderr=True)
+    """One thought from the terminal. On a terminal, stderr shows a live line per hat (rich); elsewhere (a pipe, a
+    log file, CI) plain lines, each ending in a newline, and rich is never imported."""
     store = await open_store(settings.postgres_url(), settings.database_path())
     augmenter, problem = build_augmenter(settings)
-    state: dict[str, int | bool] = {"total": 0, "over": False}
-    finished: list[str] = []
-    live: Live | None = None
-
-    def show(chosen: Route) -> None:
-        state["total"] = chosen.calls
-        if live is not None:
-            live.console.print(Text(describe(chosen), style="bold"))
-            live.update(view())
-
+    screen = _Live() if sys.stderr.isatty() else _Lines()
     thinking = Thinking(
         settings,
         store,
         Trace(settings.model_copy(update={"disable_thought_logging": True})),
-        _Announced(augmenter, settings, show) if augmenter is not None else None,
+        _Announced(augmenter, settings, screen.route) if augmenter is not None else None,
         problem,
     )
-
-    def view() -> Table:
-        table = Table.grid(padding=(0, 1))
-        for line in finished:
-            mark = "[green]✓[/]" if " done " in line else "[red]✗[/]"
-            table.add_row(mark, Text(line))
-        if not state["over"]:
-            remaining = int(state["total"]) - len(finished)
-            table.add_row(Spinner("dots"), f"thinking… {remaining} to go" if remaining > 0 else "thinking…")
-        return table
-
     try:
         # Everything that can be refused is refused before the spinner starts, so an error stands on its own line.
         # In a named session the thought continues the chain; otherwise it starts a new one.
@@ -98,18 +72,10 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
         if last is not None:
             inp = inp.model_copy(update={"thought_number": last.number + 1, "total_thoughts": last.number + 1})
         if problem:
-            err.print(f"[yellow]model augmentation is off:[/] {escape(printable(problem))}")
-        with Live(view(), console=err, refresh_per_second=12, transient=False) as live:
-
-            async def progress(done: int, total: int, message: str) -> None:
-                state["total"] = total
-                finished.append(printable(f"[{done}/{total}] {message}", newlines=False))
-                live.update(view())
-
+            screen.warn(f"model augmentation is off: {printable(problem)}")
+        with screen:
             # No connection: each `think` without --session starts its own session (never a replay of the last).
-            result = await thinking.think(inp, Caller(LOCAL, None), progress=progress)
-            state["over"] = True
-            live.update(view())
+            result = await thinking.think(inp, Caller(LOCAL, None), progress=screen.progress)
     finally:
         if augmenter is not None:
             await augmenter.aclose()
@@ -119,3 +85,83 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
     else:
         sys.stdout.write(printable(result.markdown) + "\n")
     return 1 if result.is_error else 0
+
+
+class _Lines:
+    """Progress as plain lines on stderr, for a pipe or a log: one line per event, each ending in a newline."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def route(self, chosen: Route) -> None:
+        self._line(describe(chosen))
+
+    def warn(self, text: str) -> None:
+        self._line(text)
+
+    async def progress(self, done: int, total: int, message: str) -> None:
+        self._line(printable(f"[{done}/{total}] {message}", newlines=False))
+
+    @staticmethod
+    def _line(text: str) -> None:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+
+class _Live:
+    """Progress on a terminal: the route in bold, a tick or cross per finished hat and a spinner until the end."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.total = 0
+        self.over = False
+        self.finished: list[str] = []
+        self.live: Any = None
+
+    def __enter__(self) -> None:
+        from rich.live import Live
+
+        self.live = Live(self._view(), console=self.console, refresh_per_second=12, transient=False)
+        self.live.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self.over = True
+        self.live.update(self._view())
+        self.live.__exit__(None, None, None)
+
+    def route(self, chosen: Route) -> None:
+        from rich.text import Text
+
+        self.total = chosen.calls
+        if self.live is not None:
+            self.live.console.print(Text(describe(chosen), style="bold"))
+            self.live.update(self._view())
+
+    def warn(self, text: str) -> None:
+        from rich.markup import escape
+
+        self.console.print(f"[yellow]{escape(text)}[/]")
+
+    async def progress(self, done: int, total: int, message: str) -> None:
+        self.total = total
+        self.finished.append(printable(f"[{done}/{total}] {message}", newlines=False))
+        self.live.update(self._view())
+
+    def _view(self) -> Any:
+        from rich.spinner import Spinner
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table.grid(padding=(0, 1))
+        for line in self.finished:
+            mark = "[green]✓[/]" if " done " in line else "[red]✗[/]"
+            table.add_row(mark, Text(line))
+        if not self.over:
+            remaining = self.total - len(self.finished)
+            table.add_row(Spinner("dots"), f"thinking… {remaining} to go" if remaining > 0 else "thinking…")
+        return table

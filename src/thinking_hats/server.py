@@ -167,9 +167,6 @@ def _crash_failure(error: str, hint: str | None) -> CallToolResult:
 
 def build_server(settings: Settings | None = None) -> ThinkingServer:
     settings = settings or Settings()
-    max_chars = settings.thinking_max_thought_chars
-    augmented = settings.llm_provider is not None
-
     core = _Core(settings)
 
     @asynccontextmanager
@@ -188,155 +185,191 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
         log_level=settings.thinking_log_level,
     )
     server.core = core
-    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=augmented)
+    for name, register in TOOLS.items():
+        if name in settings.tools:
+            register(server, settings)
+    add_session_resources(server, core)
+    add_thinking_prompt(server)
+    return server
 
-    if "sequentialthinking" in settings.tools:
 
-        @server.tool(
-            name="sequentialthinking",
-            description=(
-                "Record one step of step-by-step thinking; call once per thought. Revise (isRevision + "
-                "revisesThought) or branch (branchFromThought + branchId) earlier thoughts. Raise totalThoughts "
-                "as needed. With a model configured, thinking-hat agents analyse the thought and the reply holds "
-                "their synthesis. Pass sessionId to resume a session."
-            ),
-            annotations=writes.model_copy(update={"idempotent_hint": True}),
+def _writes(settings: Settings) -> ToolAnnotations:
+    """The annotations of a tool that records: it reaches the world only when a model provider is configured."""
+    return ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, open_world_hint=settings.llm_provider is not None
+    )
+
+
+# Each registration below defines its tool inside a function because the signature's bounds (max_chars) come
+# from the settings, and the SDK reads the signature when the tool is registered.
+
+
+def add_sequentialthinking(server: ThinkingServer, settings: Settings) -> None:
+    """`sequentialthinking`: the reference server's contract, plus sessions and the hats' analysis."""
+    max_chars = settings.thinking_max_thought_chars
+
+    @server.tool(
+        name="sequentialthinking",
+        description=(
+            "Record one step of step-by-step thinking; call once per thought. Revise (isRevision + "
+            "revisesThought) or branch (branchFromThought + branchId) earlier thoughts. Raise totalThoughts "
+            "as needed. With a model configured, thinking-hat agents analyse the thought and the reply holds "
+            "their synthesis. Pass sessionId to resume a session."
+        ),
+        annotations=_writes(settings).model_copy(update={"idempotent_hint": True}),
+    )
+    async def sequentialthinking(
+        thought: Annotated[str, Field(min_length=1, max_length=max_chars, description="This thinking step.")],
+        thought_number: Annotated[int, Field(validation_alias="thoughtNumber", ge=1, le=100_000)],
+        total_thoughts: Annotated[
+            int,
+            Field(validation_alias="totalThoughts", ge=1, le=100_000, description="Current estimate."),
+        ],
+        next_thought_needed: Annotated[bool, Field(validation_alias="nextThoughtNeeded")],
+        ctx: Context[App, Any],
+        is_revision: Annotated[bool | None, Field(validation_alias="isRevision")] = None,
+        revises_thought: Annotated[int | None, Field(validation_alias="revisesThought", ge=1)] = None,
+        branch_from_thought: Annotated[int | None, Field(validation_alias="branchFromThought", ge=1)] = None,
+        branch_id: Annotated[
+            str | None, Field(validation_alias="branchId", min_length=1, max_length=64, pattern=BRANCH_ID)
+        ] = None,
+        needs_more_thoughts: Annotated[bool | None, Field(validation_alias="needsMoreThoughts")] = None,
+        session_id: Annotated[
+            str | None,
+            Field(validation_alias="sessionId", pattern=SESSION_ID, description="Resume or name a session."),
+        ] = None,
+        strategy: Annotated[
+            Literal["auto", "single", "double", "triple", "full", "none"] | None,
+            Field(description="How many hats analyse this thought (default auto)."),
+        ] = None,
+    ) -> Annotated[CallToolResult, ThoughtReply]:
+        app = ctx.request_context.lifespan_context
+        inp = ThoughtInput(
+            thought=thought,
+            thought_number=thought_number,
+            total_thoughts=total_thoughts,
+            next_thought_needed=next_thought_needed,
+            is_revision=is_revision,
+            revises_thought=revises_thought,
+            branch_from_thought=branch_from_thought,
+            branch_id=branch_id,
+            needs_more_thoughts=needs_more_thoughts,
+            session_id=session_id,
+            strategy=strategy,
         )
-        async def sequentialthinking(
-            thought: Annotated[str, Field(min_length=1, max_length=max_chars, description="This thinking step.")],
-            thought_number: Annotated[int, Field(validation_alias="thoughtNumber", ge=1, le=100_000)],
-            total_thoughts: Annotated[
-                int,
-                Field(validation_alias="totalThoughts", ge=1, le=100_000, description="Current estimate."),
-            ],
-            next_thought_needed: Annotated[bool, Field(validation_alias="nextThoughtNeeded")],
-            ctx: Context[App, Any],
-            is_revision: Annotated[bool | None, Field(validation_alias="isRevision")] = None,
-            revises_thought: Annotated[int | None, Field(validation_alias="revisesThought", ge=1)] = None,
-            branch_from_thought: Annotated[int | None, Field(validation_alias="branchFromThought", ge=1)] = None,
-            branch_id: Annotated[
-                str | None, Field(validation_alias="branchId", min_length=1, max_length=64, pattern=BRANCH_ID)
-            ] = None,
-            needs_more_thoughts: Annotated[bool | None, Field(validation_alias="needsMoreThoughts")] = None,
-            session_id: Annotated[
-                str | None,
-                Field(validation_alias="sessionId", pattern=SESSION_ID, description="Resume or name a session."),
-            ] = None,
-            strategy: Annotated[
-                Literal["auto", "single", "double", "triple", "full", "none"] | None,
-                Field(description="How many hats analyse this thought (default auto)."),
-            ] = None,
-        ) -> Annotated[CallToolResult, ThoughtReply]:
-            app = ctx.request_context.lifespan_context
-            inp = ThoughtInput(
-                thought=thought,
-                thought_number=thought_number,
-                total_thoughts=total_thoughts,
-                next_thought_needed=next_thought_needed,
-                is_revision=is_revision,
-                revises_thought=revises_thought,
-                branch_from_thought=branch_from_thought,
-                branch_id=branch_id,
-                needs_more_thoughts=needs_more_thoughts,
-                session_id=session_id,
-                strategy=strategy,
-            )
-            result = await app.thinking.think(inp, app.caller(ctx), _progress(ctx))
-            return CallToolResult(
-                content=[TextContent(type="text", text=result.markdown)],
-                structured_content=result.structured(),
-                is_error=result.is_error,
-            )
-
-    if "crash" in settings.tools:
-
-        @server.tool(
-            name="crash",
-            description=(
-                "Record one structured reasoning step (CRASH): purpose (analysis, action, validation, exploration, "
-                "hypothesis, correction, planning), context, thought, outcome, next_action, rationale. Optional "
-                "confidence 0-1, revises_step, branch_from + branch_id, session_id, is_final_step."
-            ),
-            annotations=writes,
+        result = await app.thinking.think(inp, app.caller(ctx), _progress(ctx))
+        return CallToolResult(
+            content=[TextContent(type="text", text=result.markdown)],
+            structured_content=result.structured(),
+            is_error=result.is_error,
         )
-        async def crash(
-            step_number: Annotated[int, Field(ge=1, le=100_000)],
-            estimated_total: Annotated[int, Field(ge=1, le=100_000)],
-            purpose: Annotated[str, Field(min_length=1, max_length=64)],
-            context: Annotated[str, Field(max_length=max_chars)],
-            thought: Annotated[str, Field(min_length=1, max_length=max_chars)],
-            outcome: Annotated[str, Field(max_length=max_chars)],
-            next_action: Annotated[str | NextAction, Field(description="Text, or {tool?, action, parameters?}.")],
-            rationale: Annotated[str, Field(max_length=max_chars)],
-            ctx: Context[App, Any],
-            confidence: Annotated[float | None, Field(ge=0, le=1)] = None,
-            uncertainty_notes: Annotated[str | None, Field(max_length=max_chars)] = None,
-            revises_step: Annotated[int | None, Field(ge=1)] = None,
-            revision_reason: Annotated[str | None, Field(max_length=2000)] = None,
-            branch_from: Annotated[int | None, Field(ge=1)] = None,
-            branch_id: Annotated[str | None, Field(min_length=1, max_length=64, pattern=BRANCH_ID)] = None,
-            branch_name: Annotated[str | None, Field(max_length=200)] = None,
-            tools_used: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(max_length=100)] = None,
-            external_context: Annotated[dict[str, Any] | str | None, Field()] = None,
-            dependencies: Annotated[list[int] | None, Field(max_length=100)] = None,
-            session_id: Annotated[str | None, Field(pattern=SESSION_ID)] = None,
-            is_final_step: bool | None = None,
-        ) -> Annotated[CallToolResult, CrashReply]:
-            app = ctx.request_context.lifespan_context
-            if external_context is not None and len(json.dumps(external_context, default=str)) > max_chars:
-                return _crash_failure("external_context is too large", f"Keep it under {max_chars} characters.")
-            step = CrashStep(
-                step_number=step_number,
-                estimated_total=estimated_total,
-                purpose=purpose,
-                context=context,
-                thought=thought,
-                outcome=outcome,
-                next_action=next_action,
-                rationale=rationale,
-                confidence=confidence,
-                uncertainty_notes=uncertainty_notes,
-                revises_step=revises_step,
-                revision_reason=revision_reason,
-                branch_from=branch_from,
-                branch_id=branch_id,
-                branch_name=branch_name,
-                tools_used=tools_used,
-                external_context=external_context,
-                dependencies=dependencies,
-                session_id=session_id,
-                is_final_step=is_final_step,
-            )
-            reply = await app.crash.step(step, app.caller(ctx))
-            text = json.dumps(reply, indent=2)
-            return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=reply)
 
-    if "sequential_thinking" in settings.tools:
 
-        @server.tool(
-            name="sequential_thinking",
-            description=(
-                "Minimal, stateless step-by-step thinking: send each thought with its step and total_steps; "
-                "next_action is CONTINUE, REVISE, or 'The final conclusion or answer'."
-            ),
-            # Stateless: it records nothing, so it is honestly read-only and idempotent.
-            annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+def add_crash(server: ThinkingServer, settings: Settings) -> None:
+    """`crash`: CRASH-style structured reasoning steps, in sessions of their own."""
+    max_chars = settings.thinking_max_thought_chars
+
+    @server.tool(
+        name="crash",
+        description=(
+            "Record one structured reasoning step (CRASH): purpose (analysis, action, validation, exploration, "
+            "hypothesis, correction, planning), context, thought, outcome, next_action, rationale. Optional "
+            "confidence 0-1, revises_step, branch_from + branch_id, session_id, is_final_step."
+        ),
+        annotations=_writes(settings),
+    )
+    async def crash(
+        step_number: Annotated[int, Field(ge=1, le=100_000)],
+        estimated_total: Annotated[int, Field(ge=1, le=100_000)],
+        purpose: Annotated[str, Field(min_length=1, max_length=64)],
+        context: Annotated[str, Field(max_length=max_chars)],
+        thought: Annotated[str, Field(min_length=1, max_length=max_chars)],
+        outcome: Annotated[str, Field(max_length=max_chars)],
+        next_action: Annotated[str | NextAction, Field(description="Text, or {tool?, action, parameters?}.")],
+        rationale: Annotated[str, Field(max_length=max_chars)],
+        ctx: Context[App, Any],
+        confidence: Annotated[float | None, Field(ge=0, le=1)] = None,
+        uncertainty_notes: Annotated[str | None, Field(max_length=max_chars)] = None,
+        revises_step: Annotated[int | None, Field(ge=1)] = None,
+        revision_reason: Annotated[str | None, Field(max_length=2000)] = None,
+        branch_from: Annotated[int | None, Field(ge=1)] = None,
+        branch_id: Annotated[str | None, Field(min_length=1, max_length=64, pattern=BRANCH_ID)] = None,
+        branch_name: Annotated[str | None, Field(max_length=200)] = None,
+        tools_used: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(max_length=100)] = None,
+        external_context: Annotated[dict[str, Any] | str | None, Field()] = None,
+        dependencies: Annotated[list[int] | None, Field(max_length=100)] = None,
+        session_id: Annotated[str | None, Field(pattern=SESSION_ID)] = None,
+        is_final_step: bool | None = None,
+    ) -> Annotated[CallToolResult, CrashReply]:
+        app = ctx.request_context.lifespan_context
+        if external_context is not None and len(json.dumps(external_context, default=str)) > max_chars:
+            return _crash_failure("external_context is too large", f"Keep it under {max_chars} characters.")
+        step = CrashStep(
+            step_number=step_number,
+            estimated_total=estimated_total,
+            purpose=purpose,
+            context=context,
+            thought=thought,
+            outcome=outcome,
+            next_action=next_action,
+            rationale=rationale,
+            confidence=confidence,
+            uncertainty_notes=uncertainty_notes,
+            revises_step=revises_step,
+            revision_reason=revision_reason,
+            branch_from=branch_from,
+            branch_id=branch_id,
+            branch_name=branch_name,
+            tools_used=tools_used,
+            external_context=external_context,
+            dependencies=dependencies,
+            session_id=session_id,
+            is_final_step=is_final_step,
         )
-        async def sequential_thinking(
-            thought: Annotated[str, Field(min_length=1, max_length=max_chars)],
-            step: Annotated[int, Field(ge=1, le=100_000)],
-            total_steps: Annotated[int, Field(ge=1, le=100_000)],
-            next_action: MINIMAL_NEXT,
-            ctx: Context[App, Any],
-            is_revision: bool | None = None,
-        ) -> MinimalReply:
-            app = ctx.request_context.lifespan_context
-            if not thought.strip():
-                raise InvalidThought("thought is empty: send the text of this step.")
-            # `of` echoes total_steps as the minimal seed does, even when step is beyond it: this tool keeps no
-            # state to correct, and the caller sees its own numbers back.
-            app.trace.minimal(step, total_steps, thought, next_action)
-            return MinimalReply(status="THOUGHT_RECORDED", step=step, of=total_steps, thought=thought, next=next_action)
+        reply = await app.crash.step(step, app.caller(ctx))
+        text = json.dumps(reply, indent=2)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=reply)
+
+
+def add_sequential_thinking(server: ThinkingServer, settings: Settings) -> None:
+    """`sequential_thinking`: the minimal, stateless variant; it records nothing."""
+    max_chars = settings.thinking_max_thought_chars
+
+    @server.tool(
+        name="sequential_thinking",
+        description=(
+            "Minimal, stateless step-by-step thinking: send each thought with its step and total_steps; "
+            "next_action is CONTINUE, REVISE, or 'The final conclusion or answer'."
+        ),
+        # Stateless: it records nothing, so it is honestly read-only and idempotent.
+        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+    )
+    async def sequential_thinking(
+        thought: Annotated[str, Field(min_length=1, max_length=max_chars)],
+        step: Annotated[int, Field(ge=1, le=100_000)],
+        total_steps: Annotated[int, Field(ge=1, le=100_000)],
+        next_action: MINIMAL_NEXT,
+        ctx: Context[App, Any],
+        is_revision: bool | None = None,
+    ) -> MinimalReply:
+        app = ctx.request_context.lifespan_context
+        if not thought.strip():
+            raise InvalidThought("thought is empty: send the text of this step.")
+        # `of` echoes total_steps as the minimal seed does, even when step is beyond it: this tool keeps no
+        # state to correct, and the caller sees its own numbers back.
+        app.trace.minimal(step, total_steps, thought, next_action)
+        return MinimalReply(status="THOUGHT_RECORDED", step=step, of=total_steps, thought=thought, next=next_action)
+
+
+TOOLS = {
+    "sequentialthinking": add_sequentialthinking,
+    "crash": add_crash,
+    "sequential_thinking": add_sequential_thinking,
+}
+
+
+def add_session_resources(server: ThinkingServer, core: "_Core") -> None:
+    """`thinking://sessions` (the caller's recent sessions), one session as JSON, one as a Markdown report."""
 
     @server.resource(
         "thinking://sessions",
@@ -371,6 +404,10 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
     async def session_report(session_id: str, ctx: Context[App, Any]) -> str:
         return session_markdown(*await _existing(ctx, session_id))
 
+
+def add_thinking_prompt(server: ThinkingServer) -> None:
+    """The `sequential-thinking` prompt: a problem, and how to work through it with the tool."""
+
     @server.prompt(
         name="sequential-thinking",
         description="Work through a problem step by step with the sequentialthinking tool.",
@@ -384,8 +421,6 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
             "(branchFromThought, branchId) to explore an alternative, and set nextThoughtNeeded to false only "
             "when you have an answer you would defend. Then give the final answer."
         )
-
-    return server
 
 
 class _Core:
