@@ -139,21 +139,78 @@ async def test_the_session_report_shows_each_hat_and_the_synthesis(openai_llm: F
         assert f"[{seen.role}]" in markdown
 
 
-async def test_a_low_confidence_crash_step_gets_a_critical_review(openai_llm: FakeLLM) -> None:
-    step = {
-        "step_number": 1,
-        "estimated_total": 3,
+def crash_step(number: int, thought: str, confidence: float | None = 0.3, **extra: Any) -> dict[str, Any]:
+    return {
+        "step_number": number,
+        "estimated_total": 4,
         "purpose": "analysis",
-        "context": "Deploy failed",
-        "thought": "Maybe the config changed.",
+        "context": "The nightly deploy failed",
+        "thought": thought,
         "outcome": "A guess",
         "next_action": "check the config",
         "rationale": "It changed last week",
-        "confidence": 0.3,
+        "session_id": "crash-review",
+        **({"confidence": confidence} if confidence is not None else {}),
+        **extra,
     }
+
+
+async def test_a_low_confidence_crash_step_is_reviewed_by_the_hats_the_router_chooses(openai_llm: FakeLLM) -> None:
     async with Client(build_server(openai_llm.settings())) as client:
-        result = await client.call_tool("crash", step)
+        result = await client.call_tool("crash", crash_step(1, "Maybe the config changed."))
 
     assert not result.is_error
-    assert openai_llm.roles() == ["critical"]
-    assert "[critical]" in text_of(result)
+    reply = result.structured_content or {}
+    # low confidence is a floor: two angles at least, then their synthesis (3 calls in 2 rounds)
+    assert reply["review_strategy"] == "double" and reply["review_score"] >= 25
+    roles = openai_llm.roles()
+    assert len(roles) == 3 and roles[0] == "critical" and roles[-1] == "synthesis"
+    assert reply["review"].startswith("[synthesis]") and "[synthesis]" in text_of(result)
+    # the hats see the step's context, outcome and rationale around the thought the router read
+    assert "Rationale: It changed last week" in openai_llm.history[0].user
+
+
+async def test_a_low_confidence_crash_step_with_lives_and_parties_at_stake_gets_more_than_the_floor(
+    openai_llm: FakeLLM,
+) -> None:
+    thought = (
+        "Not sure the dosing error is in the pump firmware: two ICU patients got double doses overnight, the vendor "
+        "denies any fault, the head nurse wants every pump pulled now and the hospital board fears the lawsuit."
+    )
+    async with Client(build_server(openai_llm.settings())) as client:
+        reply = (await client.call_tool("crash", crash_step(1, thought, confidence=0.35))).structured_content or {}
+
+    assert reply["review_strategy"] in ("triple", "full"), reply
+    calls = {"triple": 4, "full": 6}[reply["review_strategy"]]
+    assert len(openai_llm.history) == calls and openai_llm.roles()[-1] == "synthesis"
+
+
+async def test_a_crash_revision_and_branch_reach_the_router_and_the_hats(openai_llm: FakeLLM) -> None:
+    async with Client(build_server(openai_llm.settings())) as client:
+        await client.call_tool("crash", crash_step(1, "The cache TTL is 60 seconds.", confidence=None))
+        revised = await client.call_tool(
+            "crash", crash_step(2, "Wrong: the TTL is 600 seconds in production.", revises_step=1)
+        )
+        revision_prompt = openai_llm.history[0].user
+        before = len(openai_llm.history)
+        branched = await client.call_tool(
+            "crash", crash_step(3, "Try a cache per tenant instead.", branch_from=1, branch_id="per-tenant")
+        )
+
+    assert (revised.structured_content or {})["review_strategy"] == "double"
+    assert "The cache TTL is 60 seconds." in revision_prompt
+    assert (branched.structured_content or {})["review_strategy"] == "double"
+    assert any("per-tenant" in seen.user for seen in openai_llm.history[before:])
+
+
+async def test_a_confident_crash_step_and_crash_review_low_confidence_off_cost_no_call(openai_llm: FakeLLM) -> None:
+    async with Client(build_server(openai_llm.settings())) as client:
+        sure = await client.call_tool("crash", crash_step(1, "The config changed.", confidence=0.9))
+    async with Client(build_server(openai_llm.settings(crash_review_low_confidence=False))) as client:
+        off = await client.call_tool("crash", crash_step(2, "Maybe the config changed.", session_id="off"))
+
+    assert openai_llm.history == []
+    for result in (sure, off):
+        reply = result.structured_content or {}
+        assert not result.is_error and not {"review", "review_strategy", "review_score"} & set(reply)
+    assert "Low confidence" in (off.structured_content or {})["warning"]

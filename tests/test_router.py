@@ -1153,3 +1153,22 @@ def test_length_and_punctuation_only_break_ties() -> None:
 )
 def test_a_step_told_with_serious_stakes_or_parties_at_odds_keeps_three_hats_or_more(thought: str) -> None:
     assert route(ctx(thought), DEFAULT).strategy in ("triple", "full")
+
+
+@pytest.mark.parametrize("purpose", ["hypothesis", "exploration", "decision"])
+def test_a_crash_steps_purpose_that_weighs_rivals_asks_for_a_second_angle(purpose: str) -> None:
+    thought = "The export job stopped at 02:10 and the disk was at 91% then."
+    plain = route(ctx(thought, purpose="analysis"), DEFAULT)
+    weighed = route(ctx(thought, purpose=purpose), DEFAULT)
+    assert plain.strategy == "single" and weighed.strategy == "double", weighed.factors
+    assert f"purpose: {purpose}" in {f.name: f.detail for f in weighed.factors}["options"]
+
+
+def test_a_low_confidence_crash_step_is_a_floor_not_the_whole_decision() -> None:
+    doubt = route(ctx("The retry storm might be the cause.", confidence=0.3), DEFAULT)
+    stakes = (
+        "The dosing error might be in the pump firmware: two ICU patients got double doses, the vendor denies any "
+        "fault, the head nurse wants every pump pulled and the board fears the lawsuit."
+    )
+    assert doubt.strategy == "double"
+    assert route(ctx(stakes, confidence=0.3), DEFAULT).strategy in ("triple", "full")

@@ -85,6 +85,7 @@ class ThoughtContext:
     recent: tuple[tuple[int, str], ...] = ()  # last few thoughts before this one, oldest first
     previous_synthesis: str | None = None
     confidence: float | None = None
+    purpose: str | None = None  # a `crash` step's purpose ("hypothesis", "decision", ...)
 
 
 @dataclass

@@ -131,7 +131,8 @@ class Settings(BaseModel):
         default=5, ge=1, le=100, description="Deepest nesting of crash branches (1-100)."
     )
     crash_review_low_confidence: bool = Field(
-        default=True, description="Ask the critical hat to review steps with confidence < 0.5."
+        default=True,
+        description="Review crash steps with confidence < 0.5, with the hats the router picks (two at least).",
     )
 
     # --- model provider ---

@@ -92,7 +92,13 @@ class CrashReply(BaseModel):
     confidence: float | None = None
     revised_step: int | None = None
     branch: CrashBranch | None = None
-    review: str | None = Field(default=None, description="A critical review of a low-confidence step.")
+    review: str | None = Field(
+        default=None, description="A review of a low-confidence step, by as many hats as the router chose."
+    )
+    review_strategy: str | None = Field(
+        default=None, description="How the router routed the review: single, double, triple or full."
+    )
+    review_score: float | None = Field(default=None, description="The router's 0-100 score for the reviewed step.")
     warning: str | None = None
 
 
@@ -145,6 +151,7 @@ class Crash:
         for dependency in step.dependencies or ():
             await self._entry(caller, view, dependency, "dependencies")
         branch: dict[str, Any] | None = None
+        origin: Entry | None = None
         if step.branch_from is not None:
             origin = await self._entry(caller, view, step.branch_from, "branch_from")
             depth = int(origin.data.get("branch_depth", 0)) + 1
@@ -174,14 +181,15 @@ class Crash:
                 f"This session was already completed at step {completed_before}; this step was recorded after it. "
                 "Start a new session (another session_id) for new work."
             )
-        review: str | None = None
+        review: Outcome | None = None
         if step.confidence is not None and step.confidence < LOW_CONFIDENCE:
             warnings.append(
                 f"Low confidence ({step.confidence:.0%}): verify this step before acting on it"
                 + (f" ({step.uncertainty_notes})" if step.uncertainty_notes else "")
                 + "."
             )
-            review = await self._review(step)
+            review = await self._review(step, revised, origin, branch)
+        routed = review.analysis if review is not None and review.failure is None else None
 
         def reply_for(count: int, branches: tuple[str, ...]) -> dict[str, Any]:
             reply = CrashReply(
@@ -195,7 +203,9 @@ class Crash:
                 confidence=step.confidence,
                 revised_step=revised.number if revised is not None else None,
                 branch=CrashBranch.model_validate(branch) if branch else None,
-                review=review,
+                review=_review_text(review),
+                review_strategy=routed.strategy if routed is not None else None,
+                review_score=routed.complexity.score if routed is not None else None,
                 warning=" ".join(warnings) or None,
             )
             return reply.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -288,21 +298,39 @@ class Crash:
             )
         return entry
 
-    async def _review(self, step: CrashStep) -> str | None:
-        """A low-confidence step gets one critical-hat review when a provider is configured (1 call)."""
+    async def _review(
+        self, step: CrashStep, revised: Entry | None, origin: Entry | None, branch: dict[str, Any] | None
+    ) -> Outcome | None:
+        """A low-confidence step's review when a provider is configured, routed like any thought: the router reads
+        the step with its confidence (a floor: two angles at least), purpose, revision and branch, and the strategy
+        it picks bounds the calls and rounds as for sequentialthinking (single 1 call in 1 round, double 3 in 2,
+        triple 4 in 2, full 6 in 2). The router reads the step's thought, as `route --eval` does; the hats also
+        see its context, outcome and rationale."""
         if self.augmenter is None or not self.settings.crash_review_low_confidence:
             return None
+        around = [step.context, f"Outcome: {step.outcome}", f"Rationale: {step.rationale}"]
+        if step.uncertainty_notes:
+            around.append(f"Uncertainty: {step.uncertainty_notes}")
         ctx = ThoughtContext(
-            thought=f"{step.thought}\n\nOutcome: {step.outcome}\nRationale: {step.rationale}",
+            thought=step.thought,
             thought_number=step.step_number,
             total_thoughts=max(step.estimated_total, step.step_number),
-            problem=step.context,
+            problem="\n".join(around),
+            revised=(revised.number, str(revised.data.get("thought", ""))) if revised is not None else None,
+            branch_origin=(origin.number, str(origin.data.get("thought", ""))) if origin is not None else None,
+            branch_id=branch["id"] if branch else None,
             confidence=step.confidence,
+            purpose=step.purpose,
         )
-        outcome: Outcome = await self.augmenter.analyse(ctx, "single", None)
-        if outcome.failure is not None:
-            return f"Review unavailable: {outcome.failure}"
-        return outcome.analysis.synthesis
+        return await self.augmenter.analyse(ctx, "auto", None)
+
+
+def _review_text(review: Outcome | None) -> str | None:
+    if review is None:
+        return None
+    if review.failure is not None:
+        return f"Review unavailable: {review.failure}"
+    return review.analysis.synthesis
 
 
 def crash_error(error: str, hint: str | None) -> dict[str, Any]:

@@ -55,6 +55,7 @@ _SESSION_STEP = frozenset(("revision", "branch", "low_confidence"))
 _SECOND_ANGLE = frozenset(("branch", "low_confidence", "ideation", "stated"))
 _RAISED = frozenset(("either_stakes", "planning_stakes"))  # asks that already want a third angle
 _THIRD_ANGLE = ("stakes", "people", "stakeholders")
+_PURPOSE_ASKS = frozenset(("hypothesis", "exploration", "decision"))  # crash purposes that weigh rivals
 _STRONG_THIRD = frozenset(("stated", "ideation", "low_confidence"))
 _YES_OR_NO = re.compile(r"\b(?:yes or no|ja oder nein|oui ou non|s[ií] o no|sim ou não)\b")
 _AT_STAKE = frozenset(("stakes", "risk", "stakeholders"))  # in a short thought's question: no lookup
@@ -426,6 +427,10 @@ def reading(ctx: ThoughtContext) -> Reading:
     in_own_words = not asked_chunks or words < _DOCUMENT_WORDS
     weighs_already = either or dilemma is not None
     stated = _stated(chunks, asked_chunks, lang, vocabulary) if in_own_words and not weighs_already else None
+    # A crash step's purpose says what it weighs: a hypothesis or an exploration holds rivals, a decision options.
+    purpose = (ctx.purpose or "").strip().lower()
+    if stated is None and not weighs_already and purpose in _PURPOSE_ASKS:
+        stated = f"purpose: {purpose}"
     if stated is not None:
         add("options", 1, stated)
         asks.append("stated")
