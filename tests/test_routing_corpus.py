@@ -38,12 +38,12 @@ ENGLISH_TARGET, OTHER_TARGET, OVER_ROUTED_LIMIT = 0.95, 0.90, 0.05
 # Round 9 (issue 17) takes length and punctuation for tie-breakers only and reads stated options and doubts: the
 # writers' labels of these files rewarded length in places (a long decision told in detail labelled triple/full),
 # so some figures fell (all files together 85.4% -> 84.7%) while the monologue steps clients write
-# (tuning-monologue.jsonl) went from 34.9% to 82.5%. The figures below are what round 9 reached.
+# (tuning-monologue.jsonl, 93 rows) went from 45.2% to 82.8%. The figures below are what round 9 reached.
 REACHED = {
     "tuning": {"en": 0.9, "es": 0.89},
     "tuning-extra": {"overall": 0.89, "en": 0.88, "es": 0.83, "pt": 0.87, "zh": 0.86},
     "retired-frozen": {"en": 0.87},
-    "retired-frozen-3": {"overall": 0.89, "en": 0.81, "es": 0.87},
+    "retired-frozen-3": {"overall": 0.89, "en": 0.82, "es": 0.87},
     "retired-frozen-4": {"en": 0.9},
     "retired-frozen-5": {
         "overall": 0.85,
@@ -57,7 +57,7 @@ REACHED = {
     },
     "retired-frozen-6": {
         "overall": 0.84,
-        "en": 0.84,
+        "en": 0.85,
         "de": 0.89,
         "fr": 0.83,
         "pt": 0.81,
@@ -67,12 +67,12 @@ REACHED = {
     "retired-frozen-7": {"overall": 0.87, "en": 0.89, "fr": 0.81, "pt": 0.84, "zh": 0.84, "ja": 0.88},
 }
 # Where a file routes more thoughts above their labels than the limit allows, and what this round reached there.
-OVER_REACHED = {"retired-frozen-5": 0.066, "retired-frozen-6": 0.07, "retired-frozen-7": 0.057}
+OVER_REACHED = {"retired-frozen-5": 0.066, "retired-frozen-6": 0.068, "retired-frozen-7": 0.057}
 # Where long pastes with a simple ask still go above double, and how many this round left there.
 PASTES_ABOVE = {"retired-frozen-6": 7, "retired-frozen-7": 8}
-# The monologue steps written for round 9 (tuning-monologue.jsonl, 63 rows, too few per language for the targets
+# The monologue steps written for round 9 (tuning-monologue.jsonl, 93 rows, too few per language for the targets
 # above): what round 9 reached there, agreement and over-routing.
-MONOLOGUE_REACHED, MONOLOGUE_OVER = 0.82, 0.143
+MONOLOGUE_REACHED, MONOLOGUE_OVER = 0.82, 0.151
 
 
 @pytest.fixture(scope="module")

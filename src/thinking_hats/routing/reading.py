@@ -52,7 +52,7 @@ LOW_CONFIDENCE = 0.5  # a crash step's confidence below this is a doubt
 
 _PLAN_AT_STAKE = ("stakes", "risk", "people", "stakeholders")  # an ask whose floor another factor shows
 _SESSION_STEP = frozenset(("revision", "branch", "low_confidence"))
-_SECOND_ANGLE = frozenset(("branch", "low_confidence", "ideation", "stated"))
+_SECOND_ANGLE = frozenset(("branch", "low_confidence", "ideation", "stated", "revision"))
 _RAISED = frozenset(("either_stakes", "planning_stakes"))  # asks that already want a third angle
 _THIRD_ANGLE = ("stakes", "people", "stakeholders")
 _PURPOSE_ASKS = frozenset(("hypothesis", "exploration", "decision"))  # crash purposes that weigh rivals

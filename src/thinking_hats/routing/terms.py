@@ -708,7 +708,8 @@ OPTION_COUNTS: dict[str, str] = {
     "pt": r"\b(?:duas|dois|três|2|3) (?:\w+ ){0,2}(?:opções|formas|alternativas|abordagens|caminhos|saídas|planos|"
     r"soluções)\b|\b(?:opção|plano|alternativa) (?:a|b|1|2)\b",
     "zh": r"[两二三2-3](?:个|种|条|套)(?:\w{0,2})?(?:方案|选择|办法|路|思路|选项)|方案[一二ab12]|[ab]方案",
-    "ja": r"[二三2-3２３]つの(?:案|選択肢|方法|やり方|方針)|[ab]案|案[ab12]|二択",
+    "ja": r"[二三2-3２３]つの(?:案|選択肢|方法|やり方|方針|候補)|(?:案|候補|選択肢)は[二三2-3２３]つ"
+    r"|[ab]案|案[ab12]|二択",
 }
 # Paired words that state alternatives in a statement: "either ... or", "entweder ... oder", "soit ... soit".
 CORRELATIVES: dict[str, str] = {
