@@ -434,6 +434,8 @@ def reading(ctx: ThoughtContext) -> Reading:
     if stated is not None:
         add("options", 1, stated)
         asks.append("stated")
+        if not raised:  # a plan with its options told is a plan with a real choice: two angles, not three
+            asks = ["planning" if ask == "planning_stakes" else ask for ask in asks]
     # A plan told in order ("first ..., then ..., finally ...") with nothing asked is the plan made, not one to weigh.
     elif told and sequence + items >= 2 and not raised:
         asks = [ask for ask in asks if ask not in ("planning", "planning_stakes")]

@@ -21,7 +21,9 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "make more sense, should we, should i, should they, should you, should it, should the, should our, "
         "shall we, "
         "ought we, choos*, chose, choice*, pick, picking, select, selecting, decid*, decision*, vs, "
-        "versus, trade-off*, tradeoff*, trade off, option*, whether, prefer, preferable, compar*, pros and cons, "
+        # (not "option*": "optional" weighs nothing)
+        "versus, trade-off*, tradeoff*, trade off, option, options, whether, prefer, preferable, compar*, "
+        "pros and cons, "
         "instead of, rather than, go with, worth it, worth the, which one, which is better, would it be better, "
         "is it better, better off, weigh, weighs, weighing, keep or, or not, what do we do, what should we do, "
         "what do i do, what should i do, how do i decide, how do we decide, what now, how do we proceed, "
@@ -32,7 +34,7 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "what would you recommend, what do you recommend",
         "de": "welche empfehlung, empfehlen wir, empfiehlst du, raten wir, am sinnvollsten, sinnvoller, sollen wir, "
         "sollten wir, soll ich, sollte ich, soll man, sollte man, sollen die, müssen wir uns, "
-        "~entscheid*, wählen, wählt, auswahl, auswählen, abwäg*, abwägung, option*, ob wir, ob ich, ob man, "
+        "~entscheid*, wählen, wählt, auswahl, auswählen, abwäg*, abwägung, option, optionen, ob wir, ob ich, ob man, "
         "vor- und nachteile, vorteile und nachteile, stattdessen, anstatt, statt, lieber, ~vergleich*, lohnt sich, "
         "lohnt es sich, welche variante, welche option, versus, vs, trade-off*, alternativ oder, was tun wir, "
         "was sollen wir tun, was soll ich tun, was machen wir, was mache ich, wie entscheiden wir, "
@@ -48,7 +50,7 @@ SIGNAL_TERMS: dict[str, dict[str, str]] = {
         "qué postura, qué camino, qué harías, qué recomiendas, lo correcto",
         "fr": "quoi faire, que faire, recommander, recommandez, conseillez, le plus sensé, devrions-nous, "
         "devons-nous, faut-il, dois-je, devrais-je, devrait-on, doit-on, devrions, devrait-il, "
-        "choisir, choix, décid*, décision*, option*, avantages et inconvénients, pour et contre, au lieu de, "
+        "choisir, choix, décid*, décision*, option, options, avantages et inconvénients, pour et contre, au lieu de, "
         "plutôt que, compar*, vaut-il la peine, vaut la peine, arbitrage*, versus, vs, garder ou, se prononcer, "
         "que faire, que fait-on, qu'est-ce qu'on fait, que dois-je faire, que devons-nous faire, comment procéder, "
         "comment on procède, comment réagir, comment réagit-on, comment gérer, comment on gère, comment agir, "
