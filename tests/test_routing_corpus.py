@@ -38,7 +38,7 @@ ENGLISH_TARGET, OTHER_TARGET, OVER_ROUTED_LIMIT = 0.95, 0.90, 0.05
 # Round 9 (issue 17) takes length and punctuation for tie-breakers only and reads stated options and doubts: the
 # writers' labels of these files rewarded length in places (a long decision told in detail labelled triple/full),
 # so some figures fell (all files together 85.4% -> 84.7%) while the monologue steps clients write
-# (tuning-monologue.jsonl, 93 rows) went from 45.2% to 82.8%. The figures below are what round 9 reached.
+# (tuning-monologue.jsonl, 93 rows) went from 45.2% to 86.0%. The figures below are what round 9 reached.
 REACHED = {
     "tuning": {"en": 0.9, "es": 0.89},
     "tuning-extra": {"overall": 0.89, "en": 0.88, "es": 0.83, "pt": 0.87, "zh": 0.86},
@@ -72,7 +72,7 @@ OVER_REACHED = {"retired-frozen-5": 0.066, "retired-frozen-6": 0.068, "retired-f
 PASTES_ABOVE = {"retired-frozen-6": 7, "retired-frozen-7": 8}
 # The monologue steps written for round 9 (tuning-monologue.jsonl, 93 rows, too few per language for the targets
 # above): what round 9 reached there, agreement and over-routing.
-MONOLOGUE_REACHED, MONOLOGUE_OVER = 0.82, 0.151
+MONOLOGUE_REACHED, MONOLOGUE_OVER = 0.86, 0.119
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,10 @@ C 91.2% (all 93.2%), so the hand-set weights still ship. The ceilings are not fi
 Rounds 5 and 6 changed how a thought is read (routing/reading.py, routing/terms.py), not the weights: the hand-set
 points and floors stand, and two ceilings were added by hand (`session_step` 64, `pasted_question` 44).
 
+Round 9 (issue 17) took length and structure for tie-breakers: the shipped points were fitted by this script's
+search with those two held to a few points (grids 0-0.2 per word, caps 0-6), tuning-monologue.jsonl counted five
+times, the floors held at the labelling rules; see routing/weights.py.
+
 Only FILES are read (the six tuning files); the frozen part, frozen.jsonl (round 6's, ids `f6-`), is never
 opened here. The frozen parts of rounds 3, 4 and 5, each tuned on in the next round, are retired-frozen-3.jsonl,
 retired-frozen-4.jsonl and retired-frozen-5.jsonl (groups C, D and E).
@@ -86,6 +90,7 @@ HAND_SET = Weights(
         "revision": (10.0, 0.0, 10.0),
         "branch": (10.0, 0.0, 10.0),
         "low_confidence": (10.0, 0.0, 10.0),
+        "options": (10.0, 0.0, 10.0),  # round 9: options, hypotheses or a doubt stated
     },
     floors={
         "dilemma": 45.0,
@@ -97,10 +102,19 @@ HAND_SET = Weights(
         "revision": 25.0,
         "branch": 25.0,
         "low_confidence": 25.0,
+        "stated": 25.0,  # round 9: options, hypotheses or a doubt stated without a question
+        "weigh": 25.0,  # round 9: a question on what to do
     },
     # Round 4: a simple ask (a lookup or a sum, a next step) caps the score below the double threshold, and a branch,
     # a doubt or ideas with no people or stakes in play below the triple one. Not fitted: each is a labelling rule.
-    ceilings={"lookup": 20.0, "step": 20.0, "second_angle": 44.0, "session_step": 64.0, "pasted_question": 44.0},
+    ceilings={
+        "lookup": 20.0,
+        "step": 20.0,
+        "second_angle": 44.0,
+        "session_step": 64.0,
+        "pasted_question": 44.0,
+        "told": 20.0,  # round 9: a step told, asking and weighing nothing
+    },
 )
 WEIGHTS_FILE = ROOT / "src" / "thinking_hats" / "routing" / "weights.py"
 # Factors read as one unit at most (an ask, a session cue): only their first unit's points mean anything.
