@@ -1107,6 +1107,8 @@ STATED = {
     "just for the urgent jobs, with its own workers.",
     "doubt": "The new index made the report faster on staging, but I'm not sure the plan holds with production's "
     "data distribution.",
+    "second-guessing": "Hmm, I'm second-guessing the retry fix. It stops the duplicates in the test, but if the "
+    "upstream is slow for more than 30 s we'd now drop the payment silently instead of retrying.",
     "de": "Entweder liegt es am neuen Caching-Layer, oder die Datenbank ist seit dem Update einfach langsamer.",
     "es": "Podríamos migrar todo de una vez durante el cierre de agosto, o bien mover un servicio por semana hasta "
     "octubre.",
