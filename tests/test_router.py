@@ -1109,6 +1109,8 @@ STATED = {
     "data distribution.",
     "second-guessing": "Hmm, I'm second-guessing the retry fix. It stops the duplicates in the test, but if the "
     "upstream is slow for more than 30 s we'd now drop the payment silently instead of retrying.",
+    "inconclusive": "Los datos del piloto no son concluyentes: la mejora del 8% podría ser ruido, con solo 40 usuarios "
+    "por grupo.",
     "de": "Entweder liegt es am neuen Caching-Layer, oder die Datenbank ist seit dem Update einfach langsamer.",
     "es": "Podríamos migrar todo de una vez durante el cierre de agosto, o bien mover un servicio por semana hasta "
     "octubre.",

@@ -685,19 +685,23 @@ DOUBT_TERMS: dict[str, str] = {
     "en": "not sure, unsure, can't tell, cannot tell, can't say, hard to say, unclear, not clear, don't know yet, "
     "don't know which, don't know whether, don't know if, no idea, not certain, uncertain, i doubt, torn between, "
     "undecided, on the fence, can't decide, not convinced, second-guess*, second guess*, i wonder, wondering whether, "
-    "wondering if, not so sure, not entirely sure, having doubts, i have doubts",
+    "wondering if, not so sure, not entirely sure, having doubts, i have doubts, inconclusive, not conclusive, "
+    "could be noise, might be noise",
     "de": "nicht sicher, unsicher, unklar, nicht klar, weiß nicht, weiß noch nicht, weiß ich nicht, schwer zu sagen, "
-    "keine ahnung, zweifle, zweifel, bin hin- und hergerissen, nicht überzeugt, ich frage mich, nicht mehr sicher",
+    "keine ahnung, zweifle, zweifel, bin hin- und hergerissen, nicht überzeugt, ich frage mich, nicht mehr sicher, "
+    "nicht eindeutig, nicht aussagekräftig",
     "es": "no estoy segur*, no sé, no lo sé, no está claro, no tengo claro, no sabría, difícil de decir, dudo, "
-    "tengo dudas, no me convence, no lo tengo claro, me pregunto si, no estoy tan segur*",
+    "tengo dudas, no me convence, no lo tengo claro, me pregunto si, no estoy tan segur*, "
+    "no son concluyentes, no es concluyente, poco concluyente*",
     "fr": "pas sûr*, je ne sais pas, je ne sais plus, pas clair, incertain*, difficile à dire, j'hésite, je doute, "
-    "pas convaincu*, je me demande si, pas si sûr*",
+    "pas convaincu*, je me demande si, pas si sûr*, pas concluant*, peu concluant*, non concluant*",
     "pt": "não tenho certeza, não sei, não está claro, não dá para saber, não consigo dizer, difícil dizer, "
-    "tenho dúvida*, incerto, não estou convencid*, estou em dúvida, me pergunto se, fico em dúvida",
+    "tenho dúvida*, incerto, não estou convencid*, estou em dúvida, me pergunto se, fico em dúvida, "
+    "não são conclusivos, não é conclusivo, inconclusiv*",
     "zh": "不确定, 说不准, 说不好, 不清楚是, 拿不准, 不好说, 不敢肯定, 判断不了, 还不知道, 没把握, 犹豫, "
-    "有点怀疑, 我怀疑",
+    "有点怀疑, 我怀疑, 没有定论, 还没定论",
     "ja": "分からない, わからない, 判断がつかない, 判断できない, 確信がない, 自信がない, 迷って, はっきりしない, "
-    "見当がつかない",
+    "見当がつかない, 結論が出ない, 決め手がない",
 }
 # Options counted or named as such: "two ways to ship", "option A ... option B", "zwei Varianten", "方案一".
 OPTION_COUNTS: dict[str, str] = {
