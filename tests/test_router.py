@@ -1118,9 +1118,22 @@ STATED = {
     "sans support en français.",
     "pt": "A queda nas vendas pode ser o preço novo; talvez seja também a mudança no site, ainda não dá para saber.",
     "zh": "接口变慢可能是新加的缓存层导致的，也可能是数据库升级后本身变慢了，现在还说不准。",
+    "zh options": "商标被人抢注了。是花 20 万从对方手里买回来，还是申请无效宣告，便宜但要一年半。",
+    "zh candidates": "两个候选人只能要一个：A 技术更强，但不太好合作；B 技术一般，沟通好。",
     "ja": "遅延の原因は新しいキャッシュ層かもしれないし、データベースの更新で遅くなったのかもしれない。"
     "まだ分からない。",
 }
+
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        "MySQL 8 里看当前会话事务隔离级别的系统变量叫啥来着，transaction_isolation 还是 tx_isolation",
+        "GB/T 7714—2015 里期刊论文的著录格式是什么样的？文献类型标识 [J] 放在题名后面还是刊名后面",
+    ],
+)
+def test_a_chinese_which_of_two_asked_without_its_mark_is_still_a_lookup(thought: str) -> None:
+    assert route(ctx(thought), DEFAULT).strategy == "single"
 
 
 @pytest.mark.parametrize("kind", STATED)

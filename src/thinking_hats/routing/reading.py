@@ -424,9 +424,11 @@ def reading(ctx: ThoughtContext) -> Reading:
     raised = _raises(terms, counts)
     # Options, hypotheses or a doubt stated without a question are an ask for a second angle (round 9).
     # (In a document pasted as prose around a question, its "either party may ..." are the document's, not the ask.)
+    # (In a document pasted as prose, only its first and last sentences are the writer's own words.)
     in_own_words = not asked_chunks or words < _DOCUMENT_WORDS
+    own_chunks = chunks if words < _DOCUMENT_WORDS else chunks[:2] + chunks[-2:]
     weighs_already = either or dilemma is not None
-    stated = _stated(chunks, asked_chunks, lang, vocabulary) if in_own_words and not weighs_already else None
+    stated = _stated(own_chunks, asked_chunks, lang, vocabulary) if in_own_words and not weighs_already else None
     # A crash step's purpose says what it weighs: a hypothesis or an exploration holds rivals, a decision options.
     purpose = (ctx.purpose or "").strip().lower()
     if stated is None and not weighs_already and purpose in _PURPOSE_ASKS:
@@ -584,7 +586,9 @@ _LEAD_IN = re.compile(r"[:：]\s")
 _LETTERED = re.compile(r"(?:\(a\)|(?<!\w)a\))[^\n]{1,400}?(?:\(b\)|(?<!\w)b\))|[(（]1[)）][^\n]{1,400}?[(（]2[)）]")
 
 
-_CJK_QUESTION = re.compile(r"[吗呢][，,\s]|还是|でしょうか|ですか")
+_CJK_LETTERED = re.compile(r"[：:]\s*a\s*[^；;。]{1,200}[；;]\s*b\s")  # "两个候选人：a 技术更强…；b 沟通好"
+# (a Chinese "A 还是 B" asks which, unless it joins two clauses: "是花 20 万买回来，还是申请无效宣告")
+_CJK_QUESTION = re.compile(r"[吗呢][，,\s]|(?<![，,])还是|でしょうか|ですか")
 _COUNT_WORDS = ("million", "billion", "millon", "milhõ", "milho", "bilhõ", "bilho", "milliard", "mio", "mrd")
 
 
@@ -612,7 +616,8 @@ def _stated(chunks: list[str], asked: list[str], lang: str, vocabulary: Vocabula
     if not told:
         return None
     text = "\n".join(told)
-    if (found := counted.search(text) or _LETTERED.search(text)) is not None:
+    lettered = _LETTERED.search(text) or (_CJK_LETTERED.search(text) if lang in ("zh", "ja") else None)
+    if (found := counted.search(text) or lettered) is not None:
         return f"options ({_shown([found.group()[:24]])})"
     # "Take the acquisition offer or raise the Series B.": one sentence offering two courses, asked or not
     if len(told) == 1 and _offers(told[0], 0, vocabulary):
