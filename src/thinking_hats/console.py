@@ -6,6 +6,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from . import tracing
 from .analysis import Outcome, ProgressFn, ThoughtContext
 from .augmenter import build_augmenter
 from .config import Settings
@@ -52,6 +53,8 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
     from rich.text import Text
 
     err = Console(stderr=True)
+    if settings.traces_endpoint:
+        tracing.install(tracing.build_tracer(settings))
     store = await open_store(settings.postgres_url(), settings.database_path())
     augmenter, problem = build_augmenter(settings)
     state: dict[str, int | bool] = {"total": 0, "over": False}
@@ -114,6 +117,8 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
         if augmenter is not None:
             await augmenter.aclose()
         await store.close()
+        tracing.current().shutdown()  # sends the spans still queued
+        tracing.install(None)
     if as_json:
         sys.stdout.write(json_text(result.structured(), indent=2) + "\n")
     else:
