@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from time import perf_counter  # not through `time`: tests move that clock
 from dataclasses import dataclass, field
+from time import perf_counter  # not through `time`: tests move that clock
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field

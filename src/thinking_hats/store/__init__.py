@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import time
-from time import perf_counter  # not through `time`: the tests move that clock
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from time import perf_counter  # not through `time`: the tests move that clock
 from typing import Any, Protocol
 
 from ..errors import InvalidThought, StoreError
