@@ -123,6 +123,7 @@ class _InFlight:
 
     done: asyncio.Event = field(default_factory=asyncio.Event)
     result: ThoughtResult | None = None
+    waiting: int = 0
 
 
 class Augmenter(Protocol):
@@ -205,6 +206,7 @@ class Thinking:
         key = (caller.principal, session_id, inp.thought_number, inp.branch_id, inp.thought)
         ahead = self._inflight.get(key)
         if ahead is not None:
+            ahead.waiting += 1
             await ahead.done.wait()
             if ahead.result is not None:
                 return ahead.result.as_replay()
