@@ -107,15 +107,16 @@ class PrometheusMetrics(Metrics):
         self._m["sessions_started"].labels(tool).inc()
 
     def exposition(self) -> tuple[bytes, str]:
-        from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+        from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, CollectorRegistry, generate_latest
 
+        # The text format every Prometheus version reads (our names need none of 1.0.0's escaping).
         if self.directory is None:
-            return generate_latest(self.registry), CONTENT_TYPE_LATEST
+            return generate_latest(self.registry), CONTENT_TYPE_PLAIN_0_0_4
         from prometheus_client.multiprocess import MultiProcessCollector
 
         merged = CollectorRegistry()
         MultiProcessCollector(merged, path=str(self.directory))  # type: ignore[no-untyped-call]
-        return generate_latest(merged), CONTENT_TYPE_LATEST
+        return generate_latest(merged), CONTENT_TYPE_PLAIN_0_0_4
 
 
 _OFF = Metrics()

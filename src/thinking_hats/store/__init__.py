@@ -216,12 +216,18 @@ class Store:
     async def _transaction(self, operation: str, write: bool) -> AsyncIterator[Tx]:
         """The backend's transaction, timed and counted for /metrics and traced (a span) when tracing is on."""
         started = perf_counter()
-        failed = True
-        with tracer().store_span(self.backend.name, operation):
+        failed = False
+        with tracer().store_span(self.backend.name, operation) as span:
             try:
                 async with self.backend.transaction(write) as tx:
                     yield tx
-                failed = False
+            except StoreError as exc:
+                # The database failed (the backend says so with its error as the cause); not a rule of ours,
+                # such as a session evicted meanwhile.
+                failed = exc.__cause__ is not None
+                if failed:
+                    span.error(type(exc.__cause__).__name__)
+                raise
             finally:
                 metrics().store(self.backend.name, operation, perf_counter() - started, failed)
 
