@@ -242,3 +242,45 @@ async def test_usage_prints_each_principal_and_day_as_a_table_or_json(
     with pytest.raises(SystemExit):
         main(["usage", "--since", "yesterday"])
     assert "takes a day as YYYY-MM-DD" in capsys.readouterr().err
+
+
+async def test_when_the_first_of_identical_racing_calls_fails_one_waiter_takes_over_and_the_rest_wait_for_it(
+    tmp_path: Path,
+) -> None:
+    from thinking_hats.analysis import Analysis, Outcome, Usage
+    from thinking_hats.store import Caller
+    from thinking_hats.thoughts import Thinking, ThoughtInput
+    from thinking_hats.trace import Trace
+
+    class Flaky:
+        def __init__(self) -> None:
+            self.calls = 0
+            self.gate = asyncio.Event()
+
+        async def analyse(self, ctx: Any, strategy: str, progress: Any) -> Outcome:
+            self.calls += 1
+            if self.calls == 1:
+                await self.gate.wait()
+                raise RuntimeError("the first call breaks")
+            await asyncio.sleep(0)  # a model call suspends: the other waiters run meanwhile
+            return Outcome(Analysis(strategy="single", synthesis="ok"), Usage(llm_calls=1, input_tokens=5))
+
+    settings = Settings(thinking_data_dir=tmp_path, disable_thought_logging=True)
+    store = await open_store(None, tmp_path / "s.sqlite3")
+    augmenter = Flaky()
+    thinking = Thinking(settings, store, Trace(settings), augmenter)
+    inp = ThoughtInput(thought="same", thought_number=1, total_thoughts=1, next_thought_needed=False, session_id="x")
+    try:
+        first = asyncio.ensure_future(thinking.think(inp, Caller("bob", None)))
+        await until(lambda: augmenter.calls == 1)
+        waiters = [asyncio.ensure_future(thinking.think(inp, Caller("bob", None))) for _ in range(3)]
+        [in_flight] = thinking._inflight.values()
+        await until(lambda: in_flight.waiting == 3)
+        augmenter.gate.set()
+        with pytest.raises(RuntimeError):
+            await first
+        results = [await w for w in waiters]
+    finally:
+        await store.close()
+    assert augmenter.calls == 2  # the failed first, then one waiter; the other two got its reply
+    assert sorted(r.replayed for r in results) == [False, True, True]

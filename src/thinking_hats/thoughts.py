@@ -204,12 +204,12 @@ class Thinking:
         # Identical calls racing in this process: the first is answered, the others wait for it and get its reply
         # as a replay, so they call no model. (Across processes, each pays, and the store counts what each paid.)
         key = (caller.principal, session_id, inp.thought_number, inp.branch_id, inp.thought)
-        ahead = self._inflight.get(key)
-        if ahead is not None:
+        while (ahead := self._inflight.get(key)) is not None:
             ahead.waiting += 1
             await ahead.done.wait()
             if ahead.result is not None:
                 return ahead.result.as_replay()
+            # It failed or was cancelled: the first of its waiters to run takes its place, the others wait again.
         mine = self._inflight[key] = _InFlight()
         try:
             refusal = self.limits.check(caller.principal, spent) if limited else None
