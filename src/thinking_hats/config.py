@@ -213,6 +213,43 @@ class Settings(BaseModel):
     thinking_prompts_dir: Path | None = Field(default=None, description="Folder overriding prompts/*.md.")
     thinking_prompt_pack: str = Field(default="default", description="Prompt pack: default or clinical.")
 
+    # --- limits, usage and observability (docs/operations.md) ---
+    thinking_principal_tokens_per_day: int | None = Field(
+        default=None,
+        ge=1,
+        description="Model tokens (input + output) each principal may use per UTC day; unset = no limit.",
+    )
+    thinking_principal_calls_per_minute: int | None = Field(
+        default=None, ge=1, description="Model calls each principal may make per minute; unset = no limit."
+    )
+    thinking_principal_limits_file: Path | None = Field(
+        default=None,
+        description="Per-principal limits, one 'name tokens_per_day=N calls_per_minute=M' per line (none: no limit).",
+    )
+    thinking_http_thought_log: bool = Field(
+        default=False, description="Under serve --transport http, write each thought to stderr (off by default)."
+    )
+    thinking_metrics: bool = Field(default=True, description="Serve GET /metrics (Prometheus) under HTTP.")
+    thinking_metrics_public: bool = Field(
+        default=False, description="Serve /metrics without the bearer token (for a scraper on a private network)."
+    )
+    thinking_trace_text: bool = Field(
+        default=False, description="Put thought text in OpenTelemetry spans (off: no client text leaves in traces)."
+    )
+    otel_exporter_otlp_endpoint: str | None = Field(
+        default=None, description="OTLP/HTTP collector base URL; traces go to <it>/v1/traces. Unset = no traces."
+    )
+    otel_exporter_otlp_traces_endpoint: str | None = Field(
+        default=None, description="OTLP/HTTP traces URL, used as given (overrides the base URL)."
+    )
+    otel_exporter_otlp_headers: SecretStr | None = Field(
+        default=None, description="Headers for the collector, 'key=value,key2=value2' (e.g. an API key)."
+    )
+    otel_exporter_otlp_traces_headers: SecretStr | None = Field(
+        default=None, description="Headers for the traces endpoint only (override OTEL_EXPORTER_OTLP_HEADERS)."
+    )
+    otel_service_name: str = Field(default="thinking-hats", description="service.name of the traces.")
+
     @field_validator("*", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object, info: ValidationInfo) -> object:
@@ -250,6 +287,15 @@ class Settings(BaseModel):
     def _check_thresholds(self) -> Settings:
         self.router_thresholds()  # raises with a clear message if malformed
         return self
+
+    @property
+    def traces_endpoint(self) -> str | None:
+        """Where spans go (None: tracing off), as the OTLP exporter specification resolves the two variables."""
+        if self.otel_exporter_otlp_traces_endpoint:
+            return self.otel_exporter_otlp_traces_endpoint
+        if self.otel_exporter_otlp_endpoint:
+            return self.otel_exporter_otlp_endpoint.rstrip("/") + "/v1/traces"
+        return None
 
     @property
     def tools(self) -> tuple[str, ...]:

@@ -21,12 +21,13 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import __version__
+from . import __version__, tracing
 from .analysis import ProgressFn
 from .augmenter import Augmentation, build_augmenter
 from .config import Settings
 from .crash import Crash, CrashReply, CrashStep, NextAction, crash_error
 from .errors import InvalidThought, StoreError, ThinkingError
+from .limits import Limits
 from .report import iso, load, session_json, session_markdown
 from .serving.pipes import answered_before_eof, stdio_pipes
 from .store import LOCAL, Caller, Store, open_store
@@ -165,9 +166,10 @@ def _crash_failure(error: str, hint: str | None) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=body)], is_error=True)
 
 
-def build_server(settings: Settings | None = None) -> ThinkingServer:
+def build_server(settings: Settings | None = None, http: bool = False) -> ThinkingServer:
+    """The MCP server; `http`: it serves many users over HTTP (the console trace is then off unless asked for)."""
     settings = settings or Settings()
-    core = _Core(settings)
+    core = _Core(settings, http)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[App]) -> AsyncIterator[App]:
@@ -357,7 +359,7 @@ def add_sequential_thinking(server: ThinkingServer, settings: Settings) -> None:
             raise InvalidThought("thought is empty: send the text of this step.")
         # `of` echoes total_steps as the minimal seed does, even when step is beyond it: this tool keeps no
         # state to correct, and the caller sees its own numbers back.
-        app.trace.minimal(step, total_steps, thought, next_action)
+        app.trace.minimal(step, total_steps, thought, next_action, caller_of(ctx).principal)
         return MinimalReply(status="THOUGHT_RECORDED", step=step, of=total_steps, thought=thought, next=next_action)
 
 
@@ -429,8 +431,9 @@ class _Core:
     (Under stdio there is one; in-process test clients and HTTP may open several lifespans on one server.)
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, http: bool = False) -> None:
         self.settings = settings
+        self.http = http
         self._users = 0
         self._app: App | None = None
         self._opening: asyncio.Future[App] | None = None
@@ -464,10 +467,13 @@ class _Core:
                 if augmenter is not None:
                     await augmenter.aclose()
                 await app.store.close()
+                _stop_tracing()
 
     async def _open(self) -> App:
         settings = self.settings
-        trace = Trace(settings)
+        trace = Trace(settings, http=self.http)
+        limits = Limits.from_settings(settings)  # a bad limits file fails here, before anything is served
+        _start_tracing(settings)
         store = await open_store(settings.postgres_url(), settings.database_path())
         try:
             await store.prune(
@@ -486,11 +492,26 @@ class _Core:
         return App(
             settings=settings,
             store=store,
-            thinking=Thinking(settings, store, trace, augmenter, problem),
-            crash=Crash(settings, store, trace, augmenter),
+            thinking=Thinking(settings, store, trace, augmenter, problem, limits),
+            crash=Crash(settings, store, trace, augmenter, limits),
             trace=trace,
             process_key="",
         )
+
+
+def _start_tracing(settings: Settings) -> None:
+    if settings.traces_endpoint and not tracing.current().enabled:
+        tracing.install(tracing.build_tracer(settings))
+
+
+def _stop_tracing() -> None:
+    """Flush and end the traces of this process (the batch still queued is sent now)."""
+    tracer = tracing.current()
+    tracing.install(None)
+    try:
+        tracer.shutdown()
+    except Exception:  # an unreachable collector must not fail the shutdown
+        log.warning("flushing the traces failed", exc_info=True)
 
 
 def _progress(ctx: Context[App, Any]) -> ProgressFn:

@@ -7,6 +7,7 @@ import ipaddress
 import os
 import socket
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..config import Settings
@@ -25,8 +26,9 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def http_app(settings: Settings, host: str, secret: bytes | None = None) -> Any:
-    """The ASGI app for `serve --transport http`, with the host and token rules applied."""
+def http_app(settings: Settings, host: str, secret: bytes | None = None, metrics_dir: Path | None = None) -> Any:
+    """The ASGI app for `serve --transport http`, with the host and token rules applied; `metrics_dir`: the run's
+    directory for multiprocess metrics (under --workers)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from ..server import build_server
@@ -47,7 +49,7 @@ def http_app(settings: Settings, host: str, secret: bytes | None = None) -> Any:
             allowed_hosts=[n for h in names for n in (h, f"{h}:*")],
             allowed_origins=[o for h in names for o in (f"http://{h}", f"http://{h}:*", f"https://{h}:*")],
         )
-    server = build_server(settings)
+    server = build_server(settings, http=True)
     common: dict[str, Any] = {
         "host": host,
         "transport_security": security,
@@ -59,7 +61,15 @@ def http_app(settings: Settings, host: str, secret: bytes | None = None) -> Any:
         max_sessions=None,  # bounded per principal by the Gate instead, so one principal cannot fill it
         **common,
     )
-    return Gate(app, fallback, principals, settings, server.health, secret or os.urandom(32))
+    gate = Gate(app, fallback, principals, settings, server.health, secret or os.urandom(32))
+    if not settings.thinking_metrics:
+        return gate
+    from .. import metrics
+    from .exposition import MetricsEndpoint
+
+    recorder = metrics.PrometheusMetrics(metrics_dir)
+    metrics.install(recorder)
+    return MetricsEndpoint(gate, recorder, settings.thinking_metrics_public)
 
 
 def check_store(settings: Settings) -> None:
@@ -85,7 +95,10 @@ def serve_http(settings: Settings, host: str, port: int, workers: int = 1) -> No
     """
     import sys
 
-    http_app(settings, host)  # refuse a bad configuration here, once, with the fix
+    from ..limits import Limits
+
+    Limits.from_settings(settings)  # a bad limits file is refused here too, with the fix
+    _checked_app(settings, host)  # refuse a bad configuration here, once, with the fix
     check_store(settings)
     # With workers, this socket only holds the port (it is not listening, so the kernel routes nothing to it).
     sock = _listen(host, port, shared=workers > 1)
@@ -128,13 +141,18 @@ def _listen(host: str, port: int, shared: bool = False) -> socket.socket:
     return sock
 
 
-def _serve(settings: Settings, host: str, sock: socket.socket, secret: bytes) -> None:
+def _checked_app(settings: Settings, host: str) -> None:
+    """Build the app once to refuse a bad configuration, without installing its metrics in this process."""
+    http_app(settings.model_copy(update={"thinking_metrics": False}), host)
+
+
+def _serve(settings: Settings, host: str, sock: socket.socket, secret: bytes, metrics_dir: Path | None = None) -> None:
     """One process serving the socket. On SIGTERM uvicorn stops accepting and lets requests in flight finish;
     a thought is bounded by THINKING_DEADLINE, so after that (plus a margin) what is left is cancelled."""
     import uvicorn
 
     config = uvicorn.Config(
-        http_app(settings, host, secret),
+        http_app(settings, host, secret, metrics_dir),
         log_level=settings.thinking_log_level.lower(),
         access_log=False,
         timeout_graceful_shutdown=int(settings.thinking_deadline) + 5,
@@ -190,7 +208,7 @@ def _h11_with_header_timeout(seconds: float) -> type:
     return Protocol
 
 
-def _worker(host: str, port: int, secret: bytes, listening: Any) -> None:
+def _worker(host: str, port: int, secret: bytes, listening: Any, metrics_dir: Path) -> None:
     """A worker process (spawned): its own Settings from the same environment, its own event loop and store, its
     own listening socket on the port (`listening` is set once it listens)."""
     from ..config import Settings
@@ -201,7 +219,7 @@ def _worker(host: str, port: int, secret: bytes, listening: Any) -> None:
     sock = _listen(host, port, shared=True)
     sock.listen(2048)
     listening.set()
-    _serve(settings, host, sock, secret)
+    _serve(settings, host, sock, secret, metrics_dir)
 
 
 def _supervise(
@@ -212,17 +230,21 @@ def _supervise(
     import logging
     import multiprocessing
     import multiprocessing.connection
+    import shutil
     import signal
+    import tempfile
 
     log = logging.getLogger("thinking_hats")
     spawn = multiprocessing.get_context("spawn")
     port = sock.getsockname()[1]
     stopping = False
+    # The workers' metrics files, summed by whichever worker answers /metrics; this run's only, removed at exit.
+    metrics_dir = Path(tempfile.mkdtemp(prefix="thinking-hats-metrics-"))
 
     def start(index: int) -> tuple[Any, Any]:
         listening = spawn.Event()
         name = f"thinking-hats-worker-{index}"
-        process = spawn.Process(target=_worker, args=(host, port, secret, listening), name=name)
+        process = spawn.Process(target=_worker, args=(host, port, secret, listening, metrics_dir), name=name)
         process.start()
         return process, listening
 
@@ -256,6 +278,7 @@ def _supervise(
             process.kill()
             process.join()
     sock.close()
+    shutil.rmtree(metrics_dir, ignore_errors=True)
 
 
 def serve_stdio(settings: Settings) -> None:

@@ -130,7 +130,7 @@ def _migrate(db: sqlite3.Connection) -> None:
             )
         if version == 1:
             _script(db, _schema.SQLITE_FROM_V1)
-        elif version == 0:
+        elif version < _schema.VERSION:  # a new file, or one from version 2: every table is created if missing
             _script(db, _schema.SQLITE_TABLES)
         if version < _schema.VERSION:
             db.execute("DELETE FROM schema_version")
