@@ -19,6 +19,8 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
             continue
         if isinstance(value, SecretStr):
             shown[name.upper()] = "set (hidden)" if value.get_secret_value() else "empty"
+        elif name == "thinking_store":
+            shown[name.upper()] = settings.store_shown()  # its password masked, in any form
         else:
             shown[name.upper()] = str(value)
     return shown
@@ -50,7 +52,9 @@ async def run_doctor(settings: Settings) -> int:
             )
     except StoreError as exc:
         ok = False
-        out.write(f"  FAILED: {exc}\n")
+        from .redaction import scrub
+
+        out.write(f"  FAILED: {scrub(str(exc), settings.secrets())}\n")
 
     out.write("\nPrompts:\n")
     try:

@@ -29,8 +29,8 @@ from .crash import Crash, CrashReply, CrashStep, NextAction, crash_error
 from .errors import InvalidThought, StoreError, ThinkingError
 from .report import iso, load, session_json, session_markdown
 from .serving.pipes import answered_before_eof, stdio_pipes
-from .store import LOCAL, Caller, Store, open_store
-from .thoughts import BRANCH_ID, JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply
+from .store import LOCAL, Caller, Store, open_store_for
+from .thoughts import BRANCH_ID, JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply, prune
 from .trace import Trace
 
 log = logging.getLogger("thinking_hats")
@@ -102,6 +102,12 @@ class ThinkingServer(MCPServer[App]):
         """For `GET /healthz`: the store answers (raises when it does not, or the server is not running)."""
         return await self.core.store().ping()
 
+    def _redact(self, message: str) -> str:
+        """A tool error as a tenant may see it: never a configured secret (the store's password above all)."""
+        from .redaction import scrub
+
+        return scrub(message, self.core.settings.secrets())
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[App, Any] | None = None) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
@@ -109,9 +115,10 @@ class ThinkingServer(MCPServer[App]):
             cause = exc.__cause__
             if isinstance(cause, ThinkingError):
                 if name == "crash":
-                    return _crash_failure(str(cause), cause.hint)
+                    return _crash_failure(self._redact(str(cause)), cause.hint)
                 # The other tools have no hint field: the fix goes in the message (wrong tool, evicted session).
-                raise ToolError(f"{str(cause).rstrip('.')}. {cause.hint}" if cause.hint else str(cause)) from None
+                message = f"{str(cause).rstrip('.')}. {cause.hint}" if cause.hint else str(cause)
+                raise ToolError(self._redact(message)) from None
             if not isinstance(cause, ValidationError):
                 raise
             problems = [_describe(err) for err in cause.errors()]
@@ -145,6 +152,10 @@ async def _existing(ctx: Context[App, Any], session_id: str) -> Any:
     try:
         return await load(ctx.request_context.lifespan_context.store, caller_of(ctx).principal, session_id)
     except ThinkingError as exc:
+        if "`thinking-hats sessions list`" in str(exc):  # a CLI command: an MCP client (maybe remote) cannot run it
+            raise ResourceNotFoundError(
+                f"no session '{session_id}': read the resource thinking://sessions for the sessions you can open."
+            ) from None
         raise ResourceNotFoundError(str(exc)) from None
 
 
@@ -165,12 +176,13 @@ def _crash_failure(error: str, hint: str | None) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=body)], is_error=True)
 
 
-def build_server(settings: Settings | None = None) -> ThinkingServer:
+def build_server(settings: Settings | None = None, processes: int = 1) -> ThinkingServer:
+    """`processes`: how many processes serve (--workers), so each opens its share of the store's connections."""
     settings = settings or Settings()
     max_chars = settings.thinking_max_thought_chars
     augmented = settings.llm_provider is not None
 
-    core = _Core(settings)
+    core = _Core(settings, processes)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[App]) -> AsyncIterator[App]:
@@ -394,8 +406,10 @@ class _Core:
     (Under stdio there is one; in-process test clients and HTTP may open several lifespans on one server.)
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, processes: int = 1) -> None:
         self.settings = settings
+        self.processes = processes
+        self._pruning: asyncio.Task[None] | None = None
         self._users = 0
         self._app: App | None = None
         self._opening: asyncio.Future[App] | None = None
@@ -426,6 +440,9 @@ class _Core:
             if self._users == 0:
                 app, augmenter, self._app, self._augmenter = self._app, self._augmenter, None, None
                 self._opening = None
+                if self._pruning is not None:
+                    self._pruning.cancel()
+                    self._pruning = None
                 if augmenter is not None:
                     await augmenter.aclose()
                 await app.store.close()
@@ -433,15 +450,9 @@ class _Core:
     async def _open(self) -> App:
         settings = self.settings
         trace = Trace(settings)
-        store = await open_store(settings.postgres_url(), settings.database_path())
-        try:
-            await store.prune(
-                settings.thinking_retention_days * 86400,
-                settings.thinking_max_sessions,
-                settings.thinking_session_grace_minutes * 60,
-            )
-        except StoreError:  # e.g. another replica pruning at the same moment: the next prune catches up
-            log.warning("pruning the session store at start-up failed", exc_info=True)
+        store = await open_store_for(settings, self.processes)
+        # In the background: start-up never waits for the store's write lock (another process may hold it).
+        self._pruning = asyncio.ensure_future(self._prune(store))
         augmenter, problem = build_augmenter(settings)
         if problem:
             log.warning("model augmentation is off: %s", problem)
@@ -456,6 +467,12 @@ class _Core:
             trace=trace,
             process_key="",
         )
+
+    async def _prune(self, store: Store) -> None:
+        try:
+            await prune(store, self.settings)
+        except StoreError:  # e.g. another replica pruning at the same moment: the next prune catches up
+            log.warning("pruning the session store at start-up failed; will try again later", exc_info=True)
 
 
 def _progress(ctx: Context[App, Any]) -> ProgressFn:
