@@ -56,7 +56,18 @@ def test_a_short_thinking_http_token_is_refused_off_loopback_and_accepted_on_it(
 
 
 def test_serving_beyond_loopback_with_a_short_token_is_a_start_up_error_without_a_traceback(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "thinking_hats", "serve", "--transport", "http", "--host", "0.0.0.0", "--port", "0"]
+    command = [
+        sys.executable,
+        "-m",
+        "thinking_hats",
+        "serve",
+        "--transport",
+        "http",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "0",
+    ]
     env = server_env(tmp_path / "data", THINKING_HTTP_TOKEN="a")
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "THINKING_HTTP_TOKEN is shorter than 16" in done.stderr, done.stderr

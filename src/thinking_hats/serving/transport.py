@@ -15,10 +15,12 @@ from ..errors import ConfigurationError, StoreUnavailable
 from .gate import Gate, Principals
 
 STARTUP_FAILED = 3  # a worker's exit status when its store could not be opened (uvicorn's own code for it)
-# A worker that fails to start is started again after 0.25 s, then 0.5, 1, 2, and every 4 s while it keeps
-# failing: the cap bounds how long the service stays down after its store is back (a worker also takes ~2 s to
-# import and start), and a worker that started once is replaced at once.
-_BACKOFF_FIRST_S, _BACKOFF_CAP_S = 0.25, 4.0
+# A worker that fails to start is started again after 0.25 s, then 0.5, 1, 2, 4, 8 and every 15 s while it keeps
+# failing (each start costs ~2 s of CPU to import), and a worker that started once is replaced at once.
+# Meanwhile the supervisor checks the store itself every second: when it comes back, the waiting workers start
+# at once, so the service serves again within a worker's start-up time, whatever the backoff had reached.
+_BACKOFF_FIRST_S, _BACKOFF_CAP_S = 0.25, 15.0
+_PROBE_EVERY_S = 1.0
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
@@ -180,7 +182,11 @@ def _serve(
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets)
+            try:
+                await super().startup(sockets)
+            except SystemExit:  # uvicorn's way out of a failed lifespan: returned to our caller instead
+                self.should_exit = True
+                return
             if self.started:
                 serving()
 
@@ -315,11 +321,18 @@ def _supervise(
         while not stopping and process.is_alive() and not listening.wait(0.1):
             pass
     announce()
+    probed_at, store_was_down = 0.0, False
     while not stopping:
         now = time.monotonic()
+        if any(d is not None for d in due) and now - probed_at >= _PROBE_EVERY_S:
+            probed_at = now
+            up = _store_answers(settings)
+            if up and store_was_down:  # it came back: no worker waits out the rest of its backoff
+                due = [None if d is None else now for d in due]
+            store_was_down = not up
         waits = [d - now for d in due if d is not None]
         running = [p.sentinel for i, p in enumerate(processes) if due[i] is None]
-        multiprocessing.connection.wait(running, timeout=max(0.0, min([1.0, *waits])))
+        multiprocessing.connection.wait(running, timeout=max(0.0, min([_PROBE_EVERY_S, *waits])))
         while not failures.empty():
             index, cause = failures.get()
             causes[index] = cause
@@ -356,6 +369,17 @@ def _supervise(
             process.kill()
             process.join()
     sock.close()
+
+
+def _store_answers(settings: Settings) -> bool:
+    """Whether the store opens now (the supervisor's check while workers wait to start again)."""
+    from ..errors import StoreError
+
+    try:
+        check_store(settings)
+    except StoreError:
+        return False
+    return True
 
 
 def serve_stdio(settings: Settings) -> None:

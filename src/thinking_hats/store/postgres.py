@@ -175,7 +175,7 @@ async def open_postgres(url: str, pool_size: int = _POOL_SIZE, waits: Waits | No
 
 def _cannot_open(exc: BaseException, url: str, location: str) -> StoreError:
     """Why the store cannot be opened: the server refused us (configuration) or is not there (yet)."""
-    said = scrub(str(exc).strip() or type(exc).__name__, passwords_in(url))
+    said = " ".join(scrub(str(exc), passwords_in(url)).split()) or type(exc).__name__  # one line, for logs
     said = said.removeprefix("connection failed: ")
     transient = ("starting up", "shutting down", "too many clients", "recovery mode")
     if "FATAL:" in said and not any(t in said for t in transient):
@@ -217,7 +217,7 @@ def _store_error(exc: Exception, location: str, waits: Waits, pool: Any = None) 
     import psycopg
     import psycopg_pool
 
-    said = str(exc).strip() or type(exc).__name__
+    said = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, psycopg.errors.DiskFull):
         return StoreError(
             f"the session store at {location} is out of disk space: nothing was recorded. "
