@@ -152,3 +152,39 @@ def test_sighup_before_any_worker_handles_it_is_not_fatal_to_a_single_process_se
             time.sleep(0.02)  # polling the server's log: there is no event to wait on
         statuses = (status_of(server.url, ALICE), status_of(server.url, BOB))
     assert statuses == (401, 200)
+
+
+def tool_call(url: str, token: str, arguments: dict[str, object], http: httpx2.Client) -> dict[str, object]:
+    """One stateless (2026-07-28) sequentialthinking call; its JSON-RPC result."""
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "sequentialthinking", "arguments": arguments, "_meta": meta}}  # fmt: skip
+    headers = MCP_HEADERS | {"authorization": f"Bearer {token}", "mcp-protocol-version": MODERN,
+                             "mcp-method": "tools/call", "mcp-name": "sequentialthinking"}  # fmt: skip
+    response = http.post(url, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    text = response.text
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        text = next(line[5:] for line in text.splitlines() if line.startswith("data:") and '"result"' in line)
+    import json
+
+    result: dict[str, object] = json.loads(text)["result"]
+    return result
+
+
+@pytest.mark.slow
+def test_another_principals_flood_of_stateless_calls_never_evicts_a_session(tmp_path: Path) -> None:
+    # The red team's numbers: a small cap, no grace, 200 stateless calls from bob (each a new session).
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"alice {ALICE}\nbob {BOB}\n")
+    env = server_env(tmp_path / "data", THINKING_HTTP_TOKENS_FILE=str(tokens), THINKING_MAX_SESSIONS="5",
+                     THINKING_SESSION_GRACE_MINUTES="0")  # fmt: skip
+    step = {"thought": "Weigh the options.", "totalThoughts": 3, "nextThoughtNeeded": True}
+    with http_server(env) as server, httpx2.Client(timeout=30) as http:
+        first = tool_call(server.url, ALICE, step | {"thoughtNumber": 1, "sessionId": "alice-work"}, http)
+        for _ in range(200):
+            tool_call(server.url, BOB, step | {"thoughtNumber": 1}, http)
+        second = tool_call(server.url, ALICE, step | {"thoughtNumber": 2, "sessionId": "alice-work"}, http)
+
+    assert not first.get("isError") and not second.get("isError"), second
+    assert second["structuredContent"]["thoughtHistoryLength"] == 2  # type: ignore[index]
