@@ -173,12 +173,18 @@ def test_workers_started_while_another_process_holds_the_sqlite_write_lock_serve
     assert "Traceback" not in "".join(server.stderr)
 
 
-async def test_health_checks_and_reads_go_on_while_a_call_waits_for_the_sqlite_write_lock(tmp_path: Path) -> None:
+async def test_a_server_starts_and_answers_health_checks_and_reads_while_a_call_waits_for_the_sqlite_write_lock(
+    tmp_path: Path,
+) -> None:
+    # The file exists at the current schema, with one session; another process holds its write lock from before
+    # the server starts until after the server has answered everything below.
+    path = tmp_path / "data" / "sessions.sqlite3"
+    with http_server(server_env(tmp_path / "data")) as first:
+        assert answered(call(first.url, "before"))
+    holder = hold_write_lock(path)
     env = server_env(tmp_path / "data", THINKING_STORE_LOCK_TIMEOUT="30")
-    with http_server(env) as server:
-        assert answered(call(server.url, "before"))  # the file exists, at the current schema
-        holder = hold_write_lock(tmp_path / "data" / "sessions.sqlite3")
-        try:
+    try:
+        with http_server(env) as server:
             waiting = asyncio.ensure_future(asyncio.to_thread(call, server.url, "waits", 60))
             health = server.url.removesuffix("/mcp") + "/healthz"
             latencies = []
@@ -193,9 +199,11 @@ async def test_health_checks_and_reads_go_on_while_a_call_waits_for_the_sqlite_w
                     listed = await client.read_resource("thinking://sessions")
                     read_took = time.monotonic() - started
             assert not waiting.done()  # the call is still waiting for the lock all along
-        finally:
             release(holder)
-        waited = await waiting
+            waited = await waiting
+    finally:
+        if holder.poll() is None:
+            holder.kill()
 
     print(f"/healthz while the write lock is held: max {max(latencies) * 1000:.0f} ms over {len(latencies)}; "
           f"a read {read_took * 1000:.0f} ms")  # fmt: skip
