@@ -1,8 +1,9 @@
 """Who an HTTP request is, and which connection it belongs to: the ASGI gate in front of the MCP app.
 
 Principals come from bearer tokens (`THINKING_HTTP_TOKEN`, `THINKING_HTTP_TOKENS_FILE`) or are the one local
-principal; the gate also answers health checks, signs and bounds legacy (stateful) sessions, and times out
-half-sent requests.
+principal; the gate also answers health checks, signs and bounds legacy (stateful) sessions, times out
+half-sent requests, runs the app's lifespan (a store that cannot be opened fails the start) and re-reads the
+tokens on SIGHUP.
 """
 
 from __future__ import annotations
@@ -119,7 +120,9 @@ class Gate:
     worker or replica (the session's process restarted, or a load balancer sent the request elsewhere) answers it
     statelessly: the thinking state is in the store, so the client does not notice. Legacy sessions are bounded per
     principal: the least recently used is closed to make room, so a flood of `initialize` requests cannot lock
-    anyone else out.
+    anyone else out; one the SDK closed as idle is answered statelessly too.
+
+    It owns the tokens in force (replaced whole on SIGHUP, never dropped) and the process's lifespan.
     """
 
     def __init__(
@@ -143,6 +146,7 @@ class Gate:
         self.idle = settings.thinking_http_idle_timeout
         self.health = health
         self.live = live  # whether the SDK still holds a legacy session (it closes idle ones by itself)
+        self.failure: str | None = None  # why the lifespan could not start (reported by the worker's supervisor)
         self._sessions: dict[str, OrderedDict[str, float]] = {}
 
     def _use(self, principals: Principals) -> None:
@@ -285,8 +289,6 @@ class Gate:
             await send({"type": "lifespan.startup.complete"})
             await receive()  # lifespan.shutdown
         await send({"type": "lifespan.shutdown.complete"})
-
-    failure: str | None = None  # why the lifespan could not start (for the worker's supervisor)
 
     async def _healthz(self, send: Any) -> None:
         # Which dependency is down, in a word: never exception text (this answer is unauthenticated).

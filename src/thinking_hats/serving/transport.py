@@ -74,9 +74,8 @@ def http_app(settings: Settings, host: str, secret: bytes | None = None, process
     # The SDK closes an idle legacy session on its own clock; the Gate asks it whether one is still open (the
     # SDK offers no public way to ask), so a client coming back after the idle timeout is served statelessly.
     instances = server._lowlevel_server.session_manager._server_instances
-    gate = Gate(app, fallback, principals, settings, server.health, secret or os.urandom(32),
+    return Gate(app, fallback, principals, settings, server.health, secret or os.urandom(32),
                 live=instances.__contains__, loopback=loopback)  # fmt: skip
-    return gate
 
 
 def check_store(settings: Settings) -> None:
