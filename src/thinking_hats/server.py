@@ -27,7 +27,7 @@ from .augmenter import Augmentation, build_augmenter
 from .config import Settings
 from .crash import Crash, CrashReply, CrashStep, NextAction, crash_error
 from .errors import InvalidThought, StoreError, ThinkingError
-from .report import iso, load, session_json, session_markdown
+from .report import LIST_BY_MCP, iso, load, session_json, session_markdown
 from .serving.pipes import answered_before_eof, stdio_pipes
 from .store import LOCAL, Caller, Store, open_store_for
 from .thoughts import BRANCH_ID, JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply, prune
@@ -150,12 +150,10 @@ class ThinkingServer(MCPServer[App]):
 async def _existing(ctx: Context[App, Any], session_id: str) -> Any:
     """One session of the caller's; unknown, or another principal's, is the same not-found error."""
     try:
-        return await load(ctx.request_context.lifespan_context.store, caller_of(ctx).principal, session_id)
+        store = ctx.request_context.lifespan_context.store
+        # An MCP client may be remote (HTTP): it cannot run the CLI, so it is told what it can do instead.
+        return await load(store, caller_of(ctx).principal, session_id, LIST_BY_MCP)
     except ThinkingError as exc:
-        if "`thinking-hats sessions list`" in str(exc):  # a CLI command: an MCP client (maybe remote) cannot run it
-            raise ResourceNotFoundError(
-                f"no session '{session_id}': read the resource thinking://sessions for the sessions you can open."
-            ) from None
         raise ResourceNotFoundError(str(exc)) from None
 
 
