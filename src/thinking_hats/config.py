@@ -90,7 +90,10 @@ class Settings(BaseModel):
         default=1000,
         ge=1,
         le=10_000_000,
-        description="Least recently used sessions beyond this go, after the grace period (1-10000000).",
+        description=(
+            "Sessions each principal keeps unless THINKING_MAX_SESSIONS_PER_PRINCIPAL is set; its least recently "
+            "used beyond this go after the grace period, never another principal's (1-10000000)."
+        ),
     )
     thinking_session_grace_minutes: float = Field(
         default=60,

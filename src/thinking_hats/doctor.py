@@ -47,8 +47,9 @@ async def run_doctor(settings: Settings) -> int:
         if health["sessions"] > settings.thinking_max_sessions:
             out.write(
                 f"  note: {health['sessions']} sessions, over THINKING_MAX_SESSIONS={settings.thinking_max_sessions}:"
-                f" sessions used within THINKING_SESSION_GRACE_MINUTES={settings.thinking_session_grace_minutes:g}"
-                " are never evicted, so the store exceeds the cap until they age.\n"
+                " the cap applies to each principal (THINKING_MAX_SESSIONS_PER_PRINCIPAL, default THINKING_MAX_SESSIONS),"
+                " and sessions used within THINKING_SESSION_GRACE_MINUTES="
+                f"{settings.thinking_session_grace_minutes:g} are never evicted.\n"
             )
     except StoreError as exc:
         ok = False
