@@ -47,7 +47,7 @@ async def run_doctor(settings: Settings) -> int:
         if health["sessions"] > settings.thinking_max_sessions:
             out.write(
                 f"  note: {health['sessions']} sessions, over THINKING_MAX_SESSIONS={settings.thinking_max_sessions}:"
-                " the cap applies to each principal (THINKING_MAX_SESSIONS_PER_PRINCIPAL, default THINKING_MAX_SESSIONS),"
+                " the cap applies to each principal (THINKING_MAX_SESSIONS_PER_PRINCIPAL, by default this one),"
                 " and sessions used within THINKING_SESSION_GRACE_MINUTES="
                 f"{settings.thinking_session_grace_minutes:g} are never evicted.\n"
             )
