@@ -3,13 +3,18 @@ from the tools the server publishes."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import json
+import re
 from pathlib import Path
 from types import ModuleType
 
+import jsonschema
 import pytest
 
 from thinking_hats.config import Settings
+from thinking_hats.server import build_server
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -36,3 +41,22 @@ def test_the_configuration_reference_lists_every_documented_setting_with_its_def
             assert field.description.replace("|", "\\|") in row
     assert "| `THINKING_DEADLINE` | number | `45` |" in page
     assert "| `THINKING_HTTP_TOKEN` | secret | unset |" in page
+
+
+def test_every_example_on_the_tools_page_fits_the_schema_the_server_publishes() -> None:
+    tools = {t.name: t for t in asyncio.run(build_server(Settings(thinking_store="memory")).list_tools())}
+    kinds = [  # (a key only that example has, tool, which schema)
+        ("thoughtHistoryLength", "sequentialthinking", "output_schema"),
+        ("thoughtNumber", "sequentialthinking", "input_schema"),
+        ("completed", "crash", "output_schema"),
+        ("purpose", "crash", "input_schema"),
+        ("status", "sequential_thinking", "output_schema"),
+        ("total_steps", "sequential_thinking", "input_schema"),
+    ]
+    examples = [json.loads(b) for b in re.findall(r"^```json\n(.*?)^```", (DOCS / "tools.md").read_text(), re.S | re.M)]
+    checked = set()
+    for example in examples:
+        key, tool, schema = next(kind for kind in kinds if kind[0] in example)
+        jsonschema.validate(example, getattr(tools[tool], schema))
+        checked.add(key)
+    assert checked == {kind[0] for kind in kinds}  # an input and a reply of each tool

@@ -25,6 +25,8 @@ def masked_settings(settings: Settings) -> dict[str, str]:
             shown[name.upper()] = "set (hidden)" if value.get_secret_value() else UNSET
         elif value is None or value == "":
             shown[name.upper()] = UNSET
+        elif name == "thinking_store":
+            shown[name.upper()] = settings.store_shown()  # its password masked, in any form
         else:
             shown[name.upper()] = str(value)
     models = _resolved_models(settings)
@@ -67,12 +69,15 @@ async def run_doctor(settings: Settings) -> int:
         if health["sessions"] > settings.thinking_max_sessions:
             out.write(
                 f"  note: {health['sessions']} sessions, over THINKING_MAX_SESSIONS={settings.thinking_max_sessions}:"
-                f" sessions used within THINKING_SESSION_GRACE_MINUTES={settings.thinking_session_grace_minutes:g}"
-                " are never evicted, so the store exceeds the cap until they age.\n"
+                " the cap applies to each principal (THINKING_MAX_SESSIONS_PER_PRINCIPAL, by default this one),"
+                " and sessions used within THINKING_SESSION_GRACE_MINUTES="
+                f"{settings.thinking_session_grace_minutes:g} are never evicted.\n"
             )
     except StoreError as exc:
         ok = False
-        out.write(f"  FAILED: {exc}\n")
+        from .redaction import scrub
+
+        out.write(f"  FAILED: {scrub(str(exc), settings.secrets())}\n")
 
     out.write("\nPrompts:\n")
     try:

@@ -28,10 +28,10 @@ from .config import Settings
 from .crash import Crash, CrashReply, CrashStep, NextAction, crash_error
 from .errors import InvalidThought, StoreError, ThinkingError
 from .limits import Limits
-from .report import iso, load, session_json, session_markdown
+from .report import LIST_BY_MCP, iso, load, session_json, session_markdown
 from .serving.pipes import answered_before_eof, stdio_pipes
-from .store import LOCAL, Caller, Store, open_store
-from .thoughts import BRANCH_ID, JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply
+from .store import LOCAL, Caller, Store, open_store_for
+from .thoughts import BRANCH_ID, JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply, prune
 from .trace import Trace
 
 log = logging.getLogger("thinking_hats")
@@ -103,6 +103,12 @@ class ThinkingServer(MCPServer[App]):
         """For `GET /healthz`: the store answers (raises when it does not, or the server is not running)."""
         return await self.core.store().ping()
 
+    def _redact(self, message: str) -> str:
+        """A tool error as a tenant may see it: never a configured secret (the store's password above all)."""
+        from .redaction import scrub
+
+        return scrub(message, self.core.settings.secrets())
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[App, Any] | None = None) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
@@ -110,9 +116,10 @@ class ThinkingServer(MCPServer[App]):
             cause = exc.__cause__
             if isinstance(cause, ThinkingError):
                 if name == "crash":
-                    return _crash_failure(str(cause), cause.hint)
+                    return _crash_failure(self._redact(str(cause)), cause.hint)
                 # The other tools have no hint field: the fix goes in the message (wrong tool, evicted session).
-                raise ToolError(f"{str(cause).rstrip('.')}. {cause.hint}" if cause.hint else str(cause)) from None
+                message = f"{str(cause).rstrip('.')}. {cause.hint}" if cause.hint else str(cause)
+                raise ToolError(self._redact(message)) from None
             if not isinstance(cause, ValidationError):
                 raise
             problems = [_describe(err) for err in cause.errors()]
@@ -144,7 +151,9 @@ class ThinkingServer(MCPServer[App]):
 async def _existing(ctx: Context[App, Any], session_id: str) -> Any:
     """One session of the caller's; unknown, or another principal's, is the same not-found error."""
     try:
-        return await load(ctx.request_context.lifespan_context.store, caller_of(ctx).principal, session_id)
+        store = ctx.request_context.lifespan_context.store
+        # An MCP client may be remote (HTTP): it cannot run the CLI, so it is told what it can do instead.
+        return await load(store, caller_of(ctx).principal, session_id, LIST_BY_MCP)
     except ThinkingError as exc:
         raise ResourceNotFoundError(str(exc)) from None
 
@@ -166,10 +175,11 @@ def _crash_failure(error: str, hint: str | None) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=body)], is_error=True)
 
 
-def build_server(settings: Settings | None = None, http: bool = False) -> ThinkingServer:
-    """The MCP server; `http`: it serves many users over HTTP (the console trace is then off unless asked for)."""
+def build_server(settings: Settings | None = None, http: bool = False, processes: int = 1) -> ThinkingServer:
+    """The MCP server. `http`: it serves many users over HTTP (the console trace is then off unless asked for);
+    `processes`: how many processes serve (--workers), so each opens its share of the store's connections."""
     settings = settings or Settings()
-    core = _Core(settings, http)
+    core = _Core(settings, http, processes)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[App]) -> AsyncIterator[App]:
@@ -431,9 +441,11 @@ class _Core:
     (Under stdio there is one; in-process test clients and HTTP may open several lifespans on one server.)
     """
 
-    def __init__(self, settings: Settings, http: bool = False) -> None:
+    def __init__(self, settings: Settings, http: bool = False, processes: int = 1) -> None:
         self.settings = settings
         self.http = http
+        self.processes = processes
+        self._pruning: asyncio.Task[None] | None = None
         self._users = 0
         self._app: App | None = None
         self._opening: asyncio.Future[App] | None = None
@@ -464,6 +476,9 @@ class _Core:
             if self._users == 0:
                 app, augmenter, self._app, self._augmenter = self._app, self._augmenter, None, None
                 self._opening = None
+                if self._pruning is not None:
+                    self._pruning.cancel()
+                    self._pruning = None
                 if augmenter is not None:
                     await augmenter.aclose()
                 await app.store.close()
@@ -474,15 +489,9 @@ class _Core:
         trace = Trace(settings, http=self.http)
         limits = Limits.from_settings(settings)  # a bad limits file fails here, before anything is served
         _start_tracing(settings)
-        store = await open_store(settings.postgres_url(), settings.database_path())
-        try:
-            await store.prune(
-                settings.thinking_retention_days * 86400,
-                settings.thinking_max_sessions,
-                settings.thinking_session_grace_minutes * 60,
-            )
-        except StoreError:  # e.g. another replica pruning at the same moment: the next prune catches up
-            log.warning("pruning the session store at start-up failed", exc_info=True)
+        store = await open_store_for(settings, self.processes)
+        # In the background: start-up never waits for the store's write lock (another process may hold it).
+        self._pruning = asyncio.ensure_future(self._prune(store))
         augmenter, problem = build_augmenter(settings)
         if problem:
             log.warning("model augmentation is off: %s", problem)
@@ -497,6 +506,12 @@ class _Core:
             trace=trace,
             process_key="",
         )
+
+    async def _prune(self, store: Store) -> None:
+        try:
+            await prune(store, self.settings)
+        except StoreError:  # e.g. another replica pruning at the same moment: the next prune catches up
+            log.warning("pruning the session store at start-up failed; will try again later", exc_info=True)
 
 
 def _start_tracing(settings: Settings) -> None:

@@ -385,13 +385,18 @@ async def housekeeping(store: Store, settings: Settings) -> None:
     if not store.due_for_pruning():
         return
     try:
-        await store.prune(
-            settings.thinking_retention_days * 86400,
-            settings.thinking_max_sessions,
-            settings.thinking_session_grace_minutes * 60,
-        )
+        await prune(store, settings)
     except StoreError:
         log.warning("pruning the session store failed; will try again later", exc_info=True)
+
+
+async def prune(store: Store, settings: Settings) -> int:
+    return await store.prune(
+        settings.thinking_retention_days * 86400,
+        settings.thinking_max_sessions,
+        settings.thinking_session_grace_minutes * 60,
+        settings.thinking_max_sessions_per_principal,
+    )
 
 
 def evicted_error(evicted: Eviction) -> InvalidThought:

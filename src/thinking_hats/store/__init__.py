@@ -463,26 +463,39 @@ class Store:
         return [int(r[0]) for r in rows]
 
     # --- retention ---
-    async def prune(self, retention_seconds: float, max_sessions: int, grace_seconds: float) -> int:
-        """Delete sessions idle past the retention period, then the least recently used beyond the cap, but
-        never one used within the grace period (the store may exceed the cap meanwhile). Each removal leaves a
-        tombstone for one retention period, so a client naming the session hears that it was evicted."""
+    async def prune(
+        self, retention_seconds: float, max_sessions: int, grace_seconds: float, per_principal: int | None = None
+    ) -> int:
+        """Delete sessions idle past the retention period, then each principal's least recently used beyond its
+        own cap (`per_principal`, default `max_sessions`), but never one used within the grace period (the store
+        may exceed a cap meanwhile). One principal's sessions never make room for another's: a principal within
+        its own cap loses nothing, however full the store. Each removal leaves a tombstone for one retention
+        period, so a client naming the session hears that it was evicted."""
         now = time.time()
         cutoff = now - retention_seconds
+        cap = max_sessions if per_principal is None else per_principal
         async with self._transaction("prune", write=True) as tx:
             expired = await tx.rows("SELECT principal, id, tool FROM sessions WHERE updated < ?", (cutoff,))
-            total = int((await tx.rows("SELECT count(*) FROM sessions"))[0][0])
-            over = total - len(expired) - max_sessions
+            # --- fair tenancy: the cap is per principal ---
+            crowded = await tx.rows(
+                "SELECT principal, count(*) FROM sessions WHERE updated >= ? GROUP BY principal HAVING count(*) > ?"
+                " ORDER BY count(*) DESC, principal",
+                (cutoff, cap),
+            )
             capped: list[tuple[Any, ...]] = []
-            if over > 0:
-                capped = await tx.rows(
-                    "SELECT principal, id, tool FROM sessions WHERE updated >= ? AND updated < ?"
+            for principal, held in crowded:
+                capped += await tx.rows(
+                    "SELECT principal, id, tool FROM sessions WHERE principal = ? AND updated >= ? AND updated < ?"
                     " ORDER BY updated, id LIMIT ?",
-                    (cutoff, now - grace_seconds, over),
+                    (principal, cutoff, now - grace_seconds, int(held) - cap),
                 )
-            victims = [(*r, "idle past THINKING_RETENTION_DAYS") for r in expired] + [
-                (*r, "least recently used beyond THINKING_MAX_SESSIONS") for r in capped
-            ]
+            reason = (
+                "least recently used beyond THINKING_MAX_SESSIONS"
+                if per_principal is None
+                else "least recently used beyond THINKING_MAX_SESSIONS_PER_PRINCIPAL"
+            )
+            # --- end fair tenancy ---
+            victims = [(*r, "idle past THINKING_RETENTION_DAYS") for r in expired] + [(*r, reason) for r in capped]
             victims.sort()  # one lock order for every replica pruning at once: no deadlock between them
             if victims:
                 await tx.many(
@@ -632,12 +645,34 @@ async def _count(tx: Tx, key: tuple[str, str]) -> Tally:
     return count, tuple(r[0] for r in rows)
 
 
-async def open_store(url: str | None, sqlite_path: Any = None) -> Store:
-    """`url` postgresql://... opens PostgreSQL; otherwise SQLite at `sqlite_path` (None: in memory)."""
+async def open_store(
+    url: str | None,
+    sqlite_path: Any = None,
+    *,
+    pool_size: int | None = None,
+    lock_s: float = 5.0,
+    statement_s: float = 15.0,
+) -> Store:
+    """`url` postgresql://... opens PostgreSQL; otherwise SQLite at `sqlite_path` (None: in memory).
+    `pool_size`: PostgreSQL connections of this process; `lock_s`/`statement_s`: how long a transaction may wait
+    for a lock / one statement may run (THINKING_STORE_LOCK_TIMEOUT, THINKING_STORE_STATEMENT_TIMEOUT)."""
     if url is not None and url.startswith(("postgresql://", "postgres://")):
-        from .postgres import open_postgres
+        from .postgres import _POOL_SIZE, Waits, open_postgres
 
-        return Store(await open_postgres(url))
+        return Store(await open_postgres(url, pool_size or _POOL_SIZE, Waits(lock_s, statement_s)))
     from .sqlite import open_sqlite
 
-    return Store(open_sqlite(sqlite_path))
+    return Store(open_sqlite(sqlite_path, lock_s))
+
+
+async def open_store_for(settings: Any, processes: int = 1) -> Store:
+    """open_store with the operator's settings: the replica's pool shared out over its `processes` (workers)."""
+    import math
+
+    return await open_store(
+        settings.postgres_url(),
+        settings.database_path(),
+        pool_size=max(2, math.ceil(settings.thinking_store_pool_size / max(processes, 1))),
+        lock_s=settings.thinking_store_lock_timeout,
+        statement_s=settings.thinking_store_statement_timeout,
+    )
