@@ -37,7 +37,7 @@ ENGLISH_TARGET, OTHER_TARGET, OVER_ROUTED_LIMIT = 0.95, 0.90, 0.05
 # Where a file is still below its target, and what this round reached there: a change may not fall below it.
 # Round 9 (issue 17) takes length and punctuation for tie-breakers only and reads stated options and doubts: the
 # writers' labels of these files rewarded length in places (a long decision told in detail labelled triple/full),
-# so some figures fell (all files together 85.4% -> 84.7%) while the monologue steps clients write
+# so some figures fell (all files together 85.4% -> 84.9%) while the monologue steps clients write
 # (tuning-monologue.jsonl, 93 rows) went from 45.2% to 86.0%. The figures below are what round 9 reached.
 REACHED = {
     "tuning": {"en": 0.9, "es": 0.89},
