@@ -18,7 +18,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
-from .analysis import Analysis, HatRun, Outcome, ProgressFn, Role, RunStatus, ThoughtContext, Usage
+from .analysis import Analysis, HatRun, Outcome, ProgressFn, Role, RunStatus, ThoughtContext, Usage, current_meter
 from .config import Settings
 from .logs import route_agno_logs
 from .metrics import current as metrics
@@ -178,9 +178,12 @@ class Orchestrator:
         }
         outcome = "cancelled"
         started = time.perf_counter()
+        exchange = Exchange()
+        tokens = Tokens()
         try:
             with tracer().span(f"chat {model}", attributes, client=True) as span:
-                result = await self._call_with_retries(role, message, deadline)
+                result = await self._call_with_retries(role, message, deadline, exchange)
+                tokens = result.tokens
                 outcome = result.status
                 span.set("gen_ai.usage.input_tokens", result.tokens.input)
                 span.set("gen_ai.usage.output_tokens", result.tokens.output)
@@ -189,12 +192,17 @@ class Orchestrator:
                     span.error(str(result.http_status) if result.http_status else result.status, result.error or "")
         finally:
             metrics().model_call(self.provider.name, role, outcome, time.perf_counter() - started)
+            meter = current_meter.get()
+            if meter is not None:  # requests sent are counted even when this call was cancelled
+                meter.calls += exchange.requests
+                meter.input_tokens += tokens.input
+                meter.output_tokens += tokens.output
+                meter.cached_input_tokens += tokens.cached_input
         return result
 
-    async def _call_with_retries(self, role: Role, message: str, deadline: float) -> CallResult:
+    async def _call_with_retries(self, role: Role, message: str, deadline: float, exchange: Exchange) -> CallResult:
         """One role's model call with retries; never raises (but for cancellation): failure is a result."""
         started = time.monotonic()
-        exchange = Exchange()
         token = current_exchange.set(exchange)
         attempts = [1]  # counted by _retry as it goes: its last failure is raised, not returned
         try:
