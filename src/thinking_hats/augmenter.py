@@ -28,6 +28,9 @@ class Augmentation:
         self.prompts = prompts
         self._thresholds = settings.router_thresholds()
         self._ready: asyncio.Task[Orchestrator] | None = None
+        # The model HTTP pool is sized for this many thoughts at once (providers.pool_size): more would queue
+        # for connections inside the pool, or open connections it does not keep.
+        self._slots = asyncio.Semaphore(settings.thinking_concurrent_thoughts)
 
     def start(self) -> None:
         """Begin building the orchestrator in the background (call from inside the event loop)."""
@@ -53,7 +56,8 @@ class Augmentation:
 
         chosen = route(ctx, self._thresholds, strategy)
         orchestrator = await self.orchestrator()
-        return await orchestrator.analyse(ctx, chosen, progress)
+        async with self._slots:
+            return await orchestrator.analyse(ctx, chosen, progress)
 
     async def aclose(self) -> None:
         if self._ready is None:

@@ -29,6 +29,7 @@ from .providers import (
     agno_model,
     current_exchange,
     http_client,
+    pool_size,
     response_byte_cap,
     sdk_client,
     token_counts,
@@ -92,7 +93,7 @@ class Orchestrator:
         self.settings = settings
         self.provider = provider
         self.prompts = prompts
-        self._http = http_client(provider, response_byte_cap(settings.thinking_max_output_tokens))
+        self._http = http_client(provider, response_byte_cap(settings.thinking_max_output_tokens), pool_size(settings))
         self._client = sdk_client(provider, self._http)
         self._agents: dict[Role, Any] = {}
         for role in ROLES:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import httpx2  # already loaded by mcp; the SDKs and agno are what stay lazy
 from pydantic import SecretStr
 
+from .analysis import HATS
 from .config import Settings
 
 Wire = Literal["openai", "openai-like", "anthropic"]
@@ -303,10 +304,13 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
     `ResponseTooLarge` and the Exchange notes the cap, so the call fails with a message instead of a huge reply.
     """
 
-    def __init__(self, max_response_bytes: int | None = None) -> None:
+    def __init__(self, max_response_bytes: int | None = None, connections: int = 10) -> None:
         self.max_response_bytes = max_response_bytes
         self.inner = httpx2.AsyncHTTPTransport(
-            limits=httpx2.Limits(max_connections=200, max_keepalive_connections=50),
+            # Every connection the pool may open is kept alive: with fewer kept than opened, each burst of calls
+            # (20 triple thoughts: 60 at once) closes the surplus after it and opens them again on the next
+            # (against a real endpoint a TCP and TLS handshake each).
+            limits=httpx2.Limits(max_connections=connections, max_keepalive_connections=connections),
             # Headers and body go out in separate writes; with Nagle on, the body waits for a delayed ACK (~40 ms).
             socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         )
@@ -338,10 +342,19 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-def http_client(provider: ResolvedProvider, max_response_bytes: int | None = None) -> httpx2.AsyncClient:
-    """The one HTTP client a provider's calls share for the process lifetime (one TLS context, pooled sockets)."""
+def pool_size(settings: Settings) -> int:
+    """Model connections one process needs at most: THINKING_CONCURRENT_THOUGHTS thoughts, each running up to
+    all five hats at once (the synthesis comes after them, on a connection they freed)."""
+    return settings.thinking_concurrent_thoughts * len(HATS)
+
+
+def http_client(
+    provider: ResolvedProvider, max_response_bytes: int | None = None, connections: int = 10
+) -> httpx2.AsyncClient:
+    """The one HTTP client a provider's calls share for the process lifetime (one TLS context, pooled sockets,
+    `connections` of them at most, all kept alive between calls)."""
     timeout = httpx2.Timeout(provider.timeout, connect=min(10.0, provider.timeout))
-    return httpx2.AsyncClient(transport=_RecordingTransport(max_response_bytes), timeout=timeout)
+    return httpx2.AsyncClient(transport=_RecordingTransport(max_response_bytes, connections), timeout=timeout)
 
 
 def sdk_client(provider: ResolvedProvider, http: httpx2.AsyncClient) -> Any:
