@@ -148,10 +148,11 @@ class StubLLM:
         """Inject a fault for `role` ("*" for every role without its own); see `Fault`."""
         self.faults[role] = Fault(status, retry_after, delay, malformed, empty, times)
 
-    def hold(self, count: int) -> None:
-        """Hold the next `count` requests until all of them have arrived, then answer them together: a burst that
-        is certainly `count` calls in flight at once, however the client's tasks happen to be scheduled."""
-        self._held, self._released = count, asyncio.Event()
+    def hold(self, *counts: int) -> None:
+        """Hold the next `counts[0]` requests until all of them have arrived and answer them together, then the
+        next `counts[1]` ... : bursts that are certainly that many calls in flight at once (a thought's hats, then
+        the syntheses), however the client's tasks happen to be scheduled."""
+        self._holds = [(count, asyncio.Event()) for count in counts if count > 0]
 
     def reset(self) -> None:
         """Forget counters, history and faults (latency stays), so each benchmark round starts clean."""
@@ -161,8 +162,7 @@ class StubLLM:
         self.peak: Counter[str] = Counter()
         self.peak_total = 0
         self.connections = 0  # TCP connections accepted
-        self._held: int = 0
-        self._released: asyncio.Event | None = None
+        self._holds: list[tuple[int, asyncio.Event]] = []
 
     def stats(self) -> dict[str, Any]:
         """Counters as plain JSON-able data; works from another thread as it only copies (atomically) and reads."""
@@ -288,11 +288,13 @@ class StubLLM:
         self.peak[role] = max(self.peak[role], self.in_flight[role])
         self.peak_total = max(self.peak_total, sum(self.in_flight.values()))
         try:
-            if self._released is not None and self._held > 0:
-                released = self._released
-                self._held -= 1
-                if self._held == 0:
+            if self._holds:
+                left, released = self._holds[0]
+                if left == 1:
+                    self._holds.pop(0)
                     released.set()
+                else:
+                    self._holds[0] = (left - 1, released)
                 await released.wait()
             await self._pause(self.role_latency.get(role, self.latency) + (fault.delay if fault else 0.0))
         finally:

@@ -28,9 +28,11 @@ class Augmentation:
         self.prompts = prompts
         self._thresholds = settings.router_thresholds()
         self._ready: asyncio.Task[Orchestrator] | None = None
-        # The model HTTP pool is sized for this many thoughts at once (providers.pool_size): more would queue
-        # for connections inside the pool, or open connections it does not keep.
+        # A running thought holds a lane: its calls use that lane's connections (providers.current_lane), kept
+        # alive for the next thought in it. The last lane freed is the first taken again, so after a quiet spell
+        # thoughts find the connections that are still open.
         self._slots = asyncio.Semaphore(settings.thinking_concurrent_thoughts)
+        self._lanes = list(range(settings.thinking_concurrent_thoughts))
 
     def start(self) -> None:
         """Begin building the orchestrator in the background (call from inside the event loop)."""
@@ -56,8 +58,16 @@ class Augmentation:
 
         chosen = route(ctx, self._thresholds, strategy)
         orchestrator = await self.orchestrator()
+        from .providers import current_lane
+
         async with self._slots:
-            return await orchestrator.analyse(ctx, chosen, progress)
+            lane = self._lanes.pop()
+            token = current_lane.set(lane)
+            try:
+                return await orchestrator.analyse(ctx, chosen, progress)
+            finally:
+                current_lane.reset(token)
+                self._lanes.append(lane)
 
     async def aclose(self) -> None:
         if self._ready is None:

@@ -194,8 +194,8 @@ class Settings(BaseModel):
         ge=1,
         le=1000,
         description=(
-            "Augmented thoughts one process runs at once; more wait for a slot. The model HTTP pool keeps this x 5 "
-            "(the most hats a thought runs at once) connections alive, so a burst reuses them (1-1000)."
+            "Augmented thoughts one process runs at once; more wait for a slot. Each slot keeps one model "
+            "connection per role (five hats, the synthesis) alive, so a burst reuses them (1-1000)."
         ),
     )
     thinking_max_retries: int = Field(default=2, ge=0, le=10, description="Retries of a failed model call (0-10).")

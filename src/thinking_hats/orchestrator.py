@@ -18,7 +18,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
-from .analysis import Analysis, HatRun, Outcome, ProgressFn, Role, RunStatus, ThoughtContext, Usage
+from .analysis import ROLES, Analysis, HatRun, Outcome, ProgressFn, Role, RunStatus, ThoughtContext, Usage
 from .config import Settings
 from .logs import route_agno_logs
 from .prompts import Prompts, clip, thought_variables
@@ -29,7 +29,6 @@ from .providers import (
     agno_model,
     current_exchange,
     http_client,
-    pool_size,
     response_byte_cap,
     sdk_client,
     token_counts,
@@ -38,7 +37,6 @@ from .routing.router import Route
 
 log = logging.getLogger("thinking_hats")
 
-ROLES: tuple[Role, ...] = ("factual", "emotional", "critical", "optimistic", "creative", "synthesis")
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 # A retry after a quick failure (a 503, a refused connection) starts only with this much time left before the
 # deadline (or THINKING_HAT_TIMEOUT, if smaller): a hat answer takes seconds, and a retry cut off sooner only
@@ -93,7 +91,9 @@ class Orchestrator:
         self.settings = settings
         self.provider = provider
         self.prompts = prompts
-        self._http = http_client(provider, response_byte_cap(settings.thinking_max_output_tokens), pool_size(settings))
+        self._http = http_client(
+            provider, response_byte_cap(settings.thinking_max_output_tokens), settings.thinking_concurrent_thoughts
+        )
         self._client = sdk_client(provider, self._http)
         self._agents: dict[Role, Any] = {}
         for role in ROLES:
@@ -167,7 +167,7 @@ class Orchestrator:
     async def _call(self, role: Role, message: str, deadline: float) -> CallResult:
         """One role's model call with retries; never raises (but for cancellation): failure is a result."""
         started = time.monotonic()
-        exchange = Exchange()
+        exchange = Exchange(role=role)
         token = current_exchange.set(exchange)
         attempts = [1]  # counted by _retry as it goes: its last failure is raised, not returned
         try:
