@@ -22,8 +22,11 @@ log = logging.getLogger("thinking_hats")
 
 
 class Augmentation:
-    def __init__(self, settings: Settings, provider: ResolvedProvider, prompts: Prompts) -> None:
+    def __init__(
+        self, settings: Settings, provider: ResolvedProvider, prompts: Prompts, *, all_agents: bool = True
+    ) -> None:
         self.settings = settings
+        self.all_agents = all_agents  # False: agents are built as their roles are first called (one-shot use)
         self.provider = provider
         self.prompts = prompts
         self._thresholds = settings.router_thresholds()
@@ -42,9 +45,10 @@ class Augmentation:
     async def _build(self) -> Orchestrator:
         # Imports of agno and the SDKs are CPU-bound and slow; a thread keeps the loop answering meanwhile.
         def load() -> Orchestrator:
+            from .analysis import ROLES
             from .orchestrator import Orchestrator
 
-            return Orchestrator(self.settings, self.provider, self.prompts)
+            return Orchestrator(self.settings, self.provider, self.prompts, ROLES if self.all_agents else ())
 
         return await asyncio.to_thread(load)
 
@@ -81,7 +85,7 @@ class Augmentation:
         await orchestrator.aclose()
 
 
-def build_augmenter(settings: Settings) -> tuple[Augmentation | None, str | None]:
+def build_augmenter(settings: Settings, *, all_agents: bool = True) -> tuple[Augmentation | None, str | None]:
     """(augmenter, None) when a provider is configured; (None, fix) when it is selected but misconfigured.
 
     Misconfigured means a provider that cannot work or a prompt that cannot render (an override using an
@@ -103,4 +107,4 @@ def build_augmenter(settings: Settings) -> tuple[Augmentation | None, str | None
         prompts = Prompts.from_settings(settings).validate()
     except PromptError as exc:
         return None, str(exc)
-    return Augmentation(settings, provider, prompts), None
+    return Augmentation(settings, provider, prompts, all_agents=all_agents), None

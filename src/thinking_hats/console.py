@@ -47,7 +47,7 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
     """One thought from the terminal. On a terminal, stderr shows a live line per hat (rich); elsewhere (a pipe, a
     log file, CI) plain lines, each ending in a newline, and rich is never imported."""
     store = await open_store(settings.postgres_url(), settings.database_path())
-    augmenter, problem = build_augmenter(settings)
+    augmenter, problem = build_augmenter(settings, all_agents=False)  # one thought: only its roles' agents
     screen = _Live() if sys.stderr.isatty() else _Lines()
     thinking = Thinking(
         settings,

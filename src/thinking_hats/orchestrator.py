@@ -84,10 +84,16 @@ class CallResult:
 
 
 class Orchestrator:
-    def __init__(self, settings: Settings, provider: ResolvedProvider, prompts: Prompts) -> None:
-        route_agno_logs(settings)
-        from agno.agent import Agent
+    """Owns one agno agent per role, the SDK client they share and the HTTP client under it.
 
+    With `roles`, only those agents are built up front (the server builds all six in its warm-up thread, so no
+    thought ever builds one); any other is built at its first call (`thinking-hats think` needs one or a few).
+    """
+
+    def __init__(
+        self, settings: Settings, provider: ResolvedProvider, prompts: Prompts, roles: tuple[Role, ...] = ROLES
+    ) -> None:
+        route_agno_logs(settings)
         self.settings = settings
         self.provider = provider
         self.prompts = prompts
@@ -96,16 +102,24 @@ class Orchestrator:
         )
         self._client = sdk_client(provider, self._http)
         self._agents: dict[Role, Any] = {}
-        for role in ROLES:
-            model_id = provider.synthesis_model if role == "synthesis" else provider.model
-            self._agents[role] = Agent(
+        for role in roles:
+            self._agent(role)
+
+    def _agent(self, role: Role) -> Any:
+        agent = self._agents.get(role)
+        if agent is None:
+            from agno.agent import Agent
+
+            model_id = self.provider.synthesis_model if role == "synthesis" else self.provider.model
+            agent = self._agents[role] = Agent(
                 name=f"{role} hat" if role != "synthesis" else "synthesizer",
-                model=agno_model(provider, model_id, self._client, settings.thinking_max_output_tokens),
+                model=agno_model(self.provider, model_id, self._client, self.settings.thinking_max_output_tokens),
                 # Our prompt file is the whole system message: no agno preamble, datetime or history.
-                system_message=prompts.render(role),
-                telemetry=settings.agno_telemetry,
+                system_message=self.prompts.render(role),
+                telemetry=self.settings.agno_telemetry,
                 retries=0,
             )
+        return agent
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -240,7 +254,7 @@ class Orchestrator:
         exchange.status, exchange.retry_after, exchange.transport_error = None, None, None
         try:
             async with asyncio.timeout(limit):
-                out = await self._agents[role].arun(message)
+                out = await self._agent(role).arun(message)
         except TimeoutError:
             # Name the setting that cut this attempt: its own timeout, or the thought's deadline coming first.
             if limit >= hat_timeout:

@@ -314,11 +314,13 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
     `ResponseTooLarge` and the Exchange notes the cap, so the call fails with a message instead of a huge reply.
     """
 
-    def __init__(self, max_response_bytes: int | None = None, connections: int = 10) -> None:
+    def __init__(self, max_response_bytes: int | None = None, connections: int = 10, tls: bool = True) -> None:
         self.max_response_bytes = max_response_bytes
         self.connections = connections
         self.pools: dict[tuple[str | None, int | None], httpx2.AsyncHTTPTransport] = {}
-        self._tls = httpx2.create_ssl_context()  # one for every pool: building one costs ~47 ms of CPU
+        # One TLS context for every pool, built here (in the server's warm-up thread): loading the CA bundle costs
+        # ~47 ms of CPU. A plain-HTTP endpoint (a local server) needs none, and gets one without the bundle.
+        self._tls = httpx2.create_ssl_context(verify=tls)
 
     def _pool(self, role: str | None, lane: int | None) -> httpx2.AsyncHTTPTransport:
         pool = self.pools.get((role, lane))
@@ -373,7 +375,8 @@ def http_client(
     """The one HTTP client a provider's calls share for the process lifetime (one TLS context, pooled sockets:
     `connections` per role at most, all kept alive between calls)."""
     timeout = httpx2.Timeout(provider.timeout, connect=min(10.0, provider.timeout))
-    return httpx2.AsyncClient(transport=_RecordingTransport(max_response_bytes, connections), timeout=timeout)
+    tls = not provider.base_url.startswith("http://")
+    return httpx2.AsyncClient(transport=_RecordingTransport(max_response_bytes, connections, tls), timeout=timeout)
 
 
 def sdk_client(provider: ResolvedProvider, http: httpx2.AsyncClient) -> Any:
