@@ -489,6 +489,9 @@ async def bench_concurrency(ctx: Ctx) -> dict[str, Any]:
     out["floor_cpu_ms_per_thought"] = floors
     out["ours_vs_agno_sdk"] = round(ours / floors["agno"], 3)
     out["ours_vs_httpx"] = round(ours / floors["httpx"], 3)
+    calls = STRATEGY_CALLS["triple"]  # what each layer adds to one model call, from the floors
+    out["sdk_over_httpx_ms_per_call"] = round((floors["sdk"] - floors["httpx"]) / calls, 3)
+    out["agno_over_sdk_ms_per_call"] = round((floors["agno"] - floors["sdk"]) / calls, 3)
     return out
 
 
@@ -526,7 +529,9 @@ def rows_concurrency(c: dict[str, Any]) -> list[tuple[str, str, str]]:
         (
             "server CPU per triple thought in those bursts (`--workers 1`) vs the same four calls made by agno + the "
             f"openai SDK ({floors['agno']:.1f} ms; the SDK alone {floors['sdk']:.1f} ms, one httpx2 client "
-            f"{floors['httpx']:.1f} ms = {c['ours_vs_httpx']:.2f}x)",
+            f"{floors['httpx']:.1f} ms = {c['ours_vs_httpx']:.2f}x; per call the SDK adds "
+            f"{c['sdk_over_httpx_ms_per_call']:.2f} ms to httpx2 and agno {c['agno_over_sdk_ms_per_call']:.2f} ms "
+            "to the SDK)",
             f"{c['workers_1']['server_cpu_ms_per_thought']:.1f} ms vs {floors['agno']:.1f} ms = "
             f"**{c['ours_vs_agno_sdk']:.2f}x**",
             "<= 1.1x",
