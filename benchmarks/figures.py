@@ -78,10 +78,10 @@ def _scale(path: str, unit: str | None) -> float:
 
 
 def _matches(shown: str, value: float) -> bool:
-    """Whether `value` rounds to the number as written (as many decimals as it shows)."""
+    """Whether `value` rounds to the number as written (as many decimals as it shows; a half either way)."""
     number = shown.replace(",", "")
     decimals = len(number.split(".", 1)[1]) if "." in number else 0
-    return abs(round(value, decimals) - float(number)) < 10 ** (-decimals) / 2 + 1e-9
+    return abs(value - float(number)) <= 10 ** (-decimals) / 2 + 1e-9
 
 
 def check_quote(text: str, unit: str | None, path: str, spread: dict[str, Any]) -> str | None:
