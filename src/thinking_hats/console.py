@@ -68,6 +68,10 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
             strategy=strategy,
         )
         thinking.check(inp)
+        if augmenter is not None:
+            # The input is good: load agno and the SDK in the warm-up thread now, while the store is read and the
+            # thought routed, rather than after.
+            augmenter.start()
         last = (await store.read(LOCAL, "sequentialthinking", session)).last if session else None
         if last is not None:
             inp = inp.model_copy(update={"thought_number": last.number + 1, "total_thoughts": last.number + 1})
