@@ -64,3 +64,18 @@ async def test_a_second_burst_of_twenty_full_thoughts_opens_no_new_connection(st
     # Every call of the burst in flight at once: one connection each (each role's pool holds its own).
     assert first == THOUGHTS * (HATS_IN_FULL + 1)
     assert second == 0
+
+
+def test_only_an_https_endpoint_loads_the_ca_bundle_and_all_pools_share_one_tls_context() -> None:
+    import ssl
+
+    from thinking_hats.providers import http_client, resolve_provider
+
+    local = resolve_provider(Settings(llm_provider="ollama"))
+    remote = resolve_provider(Settings(llm_provider="openai", openai_api_key="sk-x"))
+    assert local is not None and remote is not None
+    plain, secure = http_client(local)._transport, http_client(remote)._transport
+    assert plain._tls.verify_mode == ssl.CERT_NONE  # type: ignore[attr-defined]
+    assert secure._tls.verify_mode == ssl.CERT_REQUIRED  # type: ignore[attr-defined]
+    pools = [secure._pool(role, lane) for role in ("critical", "synthesis") for lane in (0, 1)]  # type: ignore[attr-defined]
+    assert len({id(p._pool._ssl_context) for p in pools}) == 1
