@@ -1356,7 +1356,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             results["spread"] = {}
             for key, measured in runs.items():
                 results[key], spread = merge_runs(measured)
-                if spread is not None:
+                if spread is not None and args.repeat > 1:  # one run has no spread for prose to quote
                     results["spread"][key] = spread
             results["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
             results["machine"]["load_1min_during"] = [round(min(loads), 2), round(max(loads), 2)]
