@@ -70,6 +70,7 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.observability import bench_observability, rows_observability  # noqa: E402
 from benchmarks.stub_llm import StubLLM  # noqa: E402
 
 DEFAULT_CACHE = HERE / ".cache"
@@ -1305,6 +1306,8 @@ MEASUREMENTS = (
     Measurement("startup_imports", bench_startup_imports, rows_startup_imports),
     Measurement("startup_pairs", bench_startup_pairs, rows_startup_pairs),
     Measurement("peers", bench_peers, rows_peers, peer_table),
+    # Metrics and traces cost, and the limit check's store round trips: benchmarks/observability.py.
+    Measurement("observability", bench_observability, rows_observability),
 )
 
 

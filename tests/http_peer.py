@@ -121,6 +121,8 @@ def http_server(env: dict[str, str], *args: str) -> Iterator[HttpServer]:
     finally:
         stop(process)
         reader.join(timeout=30)
+        assert process.stderr is not None
+        process.stderr.close()
 
 
 def stop(process: subprocess.Popen[Any]) -> None:

@@ -118,7 +118,7 @@ async def test_with_only_llm_api_key_set_doctor_names_llm_api_key(
     out = capsys.readouterr().out
     assert code == 1
     assert "key: LLM_API_KEY set (hidden)" in out and "check LLM_API_KEY" in out
-    assert "OPENAI_API_KEY" not in out
+    assert "OPENAI_API_KEY" not in out.split("\nProvider:")[1]  # listed under Configuration as unset, not blamed
 
 
 def test_a_failed_call_names_the_key_variable_that_was_set() -> None:
@@ -127,3 +127,35 @@ def test_a_failed_call_names_the_key_variable_that_was_set() -> None:
     assert generic is not None and own is not None
     assert generic.fix_for(401) == "check LLM_API_KEY"
     assert own.fix_for(401) == "check GROQ_API_KEY"  # the vendor's own variable wins when both are set
+
+
+async def test_doctor_lists_every_setting_with_unset_ones_said_and_secrets_masked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    settings = Settings(thinking_store="memory", thinking_http_token="tok-0123456789abcdef", llm_api_key="")
+
+    await run_doctor(settings)
+
+    listed = capsys.readouterr().out.split("\nStore:")[0]
+    lines = dict(line.strip().split(" = ", 1) for line in listed.splitlines() if " = " in line)
+    assert set(lines) == {name.upper() for name in Settings.model_fields}  # none hidden, none extra
+    assert lines["THINKING_HTTP_TOKEN"] == "set (hidden)" and "tok-0123456789abcdef" not in listed
+    for unset in ("THINKING_HTTP_TOKENS_FILE", "THINKING_PROMPTS_DIR", "LLM_PROVIDER", "LLM_BASE_URL", "LLM_API_KEY"):
+        assert lines[unset] == "(unset)", unset
+    assert lines["THINKING_HTTP_ALLOWED_HOSTS"] == "(unset)"  # blank is unset, not an empty right-hand side
+    assert lines["LLM_SYNTHESIS_MODEL"] == "(unset)"  # record-only: no model runs
+    assert lines["THINKING_DEADLINE"] == "45"
+
+
+async def test_doctor_shows_the_models_that_run_when_the_model_variables_are_unset(
+    llm_router: respx.Router, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_router.get(f"{GATEWAY}/models").mock(return_value=httpx.Response(200, json={"data": []}))
+    settings = Settings(**{**COMPATIBLE, "llm_synthesis_model": None, "openai_compatible_enhanced_model_id": None})
+
+    await run_doctor(settings)
+
+    out = capsys.readouterr().out
+    assert "  LLM_MODEL = house-7b\n" in out
+    assert "  LLM_SYNTHESIS_MODEL = (unset): house-7b is used\n" in out  # the hat model, as the server resolves it
+    assert "  LLM_API_KEY = set (hidden)\n" in out and "sk-house" not in out

@@ -15,7 +15,7 @@ from mcp import Client
 from thinking_hats.config import Settings
 from thinking_hats.errors import StoreError
 from thinking_hats.server import build_server
-from thinking_hats.store import LOCAL, open_store
+from thinking_hats.store import LOCAL, Charge, Write, open_store
 
 # The version 1 layout, as thinking-hats up to commit af85f27 created it (src/thinking_hats/store.py there).
 V1_SCHEMA = """
@@ -131,13 +131,45 @@ async def test_a_v1_store_opens_with_its_sessions_under_the_local_principal_and_
     assert session.meta == {"hint_shown": True}
     assert [(e.seq, e.data["thought"]) for e in entries] == [(n, text) for n, text, _ in PLAN]
     assert all(e.reply["reply"]["thoughtHistoryLength"] == e.seq for e in entries)
-    assert version == 2
+    assert version == 3
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
-        assert raw.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert raw.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
         tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"schema_version", "sessions", "entries", "evictions", "defaults"}  # no v1 leftovers
+    # no v1 leftovers
+    assert tables == {"schema_version", "sessions", "entries", "evictions", "defaults", "principal_usage"}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_a_v2_store_gains_the_usage_table_and_keeps_its_sessions(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    where: tuple[str | None, Path | None] = (
+        (None, tmp_path / "sessions.sqlite3")
+        if backend == "sqlite"
+        else (request.getfixturevalue("postgres_url"), None)
+    )
+    store = await open_store(*where)
+    await store.commit(Write(LOCAL, "kept", "sequentialthinking", 1, None, {"thought": "t"}), lambda c, b: {})
+    async with store.backend.transaction(write=True) as tx:  # back to the version 2 layout
+        await tx.run("DROP TABLE principal_usage")
+        await tx.run("UPDATE schema_version SET version = 2")
+    await store.close()
+
+    store = await open_store(*where)
+    try:
+        version = (await store.ping())["schema"]
+        kept = await store.session(LOCAL, "kept")
+        await store.commit(
+            Write(LOCAL, "kept", "sequentialthinking", 2, None, {"thought": "u"}, charge=Charge(calls=1)),
+            lambda c, b: {},
+        )
+        usage = await store.usage()
+    finally:
+        await store.close()
+    assert version == 3 and kept is not None and len(kept[1]) == 1
+    assert [(u.principal, u.calls, u.thoughts) for u in usage] == [(LOCAL, 1, 1)]
 
 
 async def test_opening_a_migrated_store_again_changes_nothing(tmp_path: Path) -> None:
@@ -189,8 +221,8 @@ async def test_a_store_with_a_newer_schema_is_refused_with_what_to_do(
     )
     store = await open_store(*where)
     async with store.backend.transaction(write=True) as tx:
-        await tx.run("UPDATE schema_version SET version = 3")
+        await tx.run("UPDATE schema_version SET version = 4")
     await store.close()
 
-    with pytest.raises(StoreError, match=r"schema version 3, newer than this thinking-hats understands.*upgrade"):
+    with pytest.raises(StoreError, match=r"schema version 4, newer than this thinking-hats understands.*upgrade"):
         await open_store(*where)

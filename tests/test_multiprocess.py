@@ -212,7 +212,7 @@ def _crash_step(number: int) -> dict[str, Any]:
 
 
 def _live_sqlite(server: Any) -> sqlite3.Connection:
-    db: sqlite3.Connection = server.core.store().backend._db
+    db: sqlite3.Connection = server.core.store().backend._writer  # the connection writes go through
     return db
 
 

@@ -44,7 +44,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     (root / "tokens").write_text(TOKENS_FILE)
     # DEBUG: every log line the server can write is written, so the token check below sees them all.
     env = server_env(root / "data", THINKING_HTTP_TOKENS_FILE=str(root / "tokens"), THINKING_LOG_LEVEL="DEBUG",
-                     DISABLE_THOUGHT_LOGGING="false")  # fmt: skip
+                     DISABLE_THOUGHT_LOGGING="false", THINKING_HTTP_THOUGHT_LOG="true")  # fmt: skip
     with http_server(env) as running:
         yield running
 
@@ -275,5 +275,6 @@ def test_a_missing_or_wrong_token_gets_401_and_no_token_ever_reaches_the_log(ser
 
     log = "".join(server.stderr)
     assert "alice's plan" in log, "the thought trace is missing: the log checked is not the server's"
+    assert "· alice" in log  # the trace names whose thought it is
     for secret in (ALICE, BOB, *WRONG):
         assert secret not in log

@@ -100,6 +100,8 @@ def nginx(root: Path, replicas: list[int]) -> Iterator[int]:
         yield port
     finally:
         stop(process)
+        assert process.stderr is not None
+        process.stderr.close()
 
 
 def established(port: int) -> int:

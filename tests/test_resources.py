@@ -119,14 +119,16 @@ async def test_a_crash_session_reads_as_json_with_its_steps() -> None:
     assert "Low confidence" in session["entries"][1]["reply"]["warning"]
 
 
-async def test_an_unknown_session_is_refused_with_how_to_find_one() -> None:
+async def test_an_unknown_session_is_refused_with_how_to_find_one_that_an_mcp_client_can_follow() -> None:
+    # An MCP client may be remote (HTTP): it can read a resource, not run `thinking-hats sessions list`.
     async with Client(build_server(Settings())) as client:
         with pytest.raises(MCPError) as raised:
             await client.read_resource("thinking://sessions/nope")
         with pytest.raises(MCPError) as raised_report:
             await client.read_resource("thinking://sessions/nope/report")
     for error in (raised.value, raised_report.value):
-        assert "no session 'nope'" in str(error) and "sessions list" in str(error)
+        assert "no session 'nope'" in str(error) and "thinking://sessions" in str(error)
+        assert "thinking-hats sessions" not in str(error)
 
 
 async def test_sessions_are_readable_from_another_connection_and_after_a_restart() -> None:

@@ -300,6 +300,38 @@ async def test_the_cap_evicts_the_least_recently_used_session_not_the_oldest(sto
     assert sorted(s.id for s in await store.sessions("alice")) == ["a", "c", "d"]  # "a" was used again
 
 
+async def test_one_principals_sessions_never_make_room_for_anothers(store: Store, clock: Clock) -> None:
+    clock.now = 1_000_000.0
+    await store.commit(write("alice-1", principal="alice"), Replies())  # the oldest session in the store
+    for n in range(200):  # the red team's flood: 200 stateless calls, each a new session
+        clock.now = 1_000_001.0 + n
+        await store.commit(write(f"bob-{n}", principal="bob"), Replies())
+    clock.now = 1_001_000.0
+
+    removed = await store.prune(retention_seconds=10**9, max_sessions=5, grace_seconds=0)
+
+    assert [s.id for s in await store.sessions("alice")] == ["alice-1"]  # within its own cap: untouched
+    assert sorted(s.id for s in await store.sessions("bob")) == sorted(f"bob-{n}" for n in range(195, 200))
+    assert removed == 195
+
+
+async def test_a_principal_beyond_its_own_cap_loses_its_least_recently_used_sessions(
+    store: Store, clock: Clock
+) -> None:
+    for n, principal in enumerate(["alice", "bob", "alice", "bob", "alice", "alice"]):
+        clock.now = 1_000_000.0 + n
+        await store.commit(write(f"{principal}-{n}", principal=principal), Replies())
+    clock.now = 1_001_000.0
+
+    removed = await store.prune(retention_seconds=10**9, max_sessions=1000, grace_seconds=0, per_principal=2)
+
+    assert removed == 2
+    assert sorted(s.id for s in await store.sessions("alice")) == ["alice-4", "alice-5"]
+    assert sorted(s.id for s in await store.sessions("bob")) == ["bob-1", "bob-3"]
+    view = await store.read("alice", TOOL, "alice-0")
+    assert view.evicted is not None and "THINKING_MAX_SESSIONS_PER_PRINCIPAL" in view.evicted.reason
+
+
 async def test_the_cap_never_evicts_a_session_used_within_the_grace_period(store: Store, clock: Clock) -> None:
     for at, session in ((950, "a"), (960, "b"), (990, "c")):
         clock.now = at
@@ -388,9 +420,9 @@ async def test_the_store_records_its_schema_version(store: Store) -> None:
     async with store.backend.transaction(write=False) as tx:
         rows = await tx.rows("SELECT version FROM schema_version")
 
-    assert rows == [(2,)]
-    assert (await store.ping())["schema"] == 2
-    assert (await store.health())["schema"] == 2
+    assert rows == [(3,)]
+    assert (await store.ping())["schema"] == 3
+    assert (await store.health())["schema"] == 3
 
 
 async def test_concurrent_commits_from_several_stores_to_one_new_session_all_land_once(stores: Opener) -> None:

@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from calls import text_of
 from http_peer import INITIALIZE, post
-from stdio_peer import Peer, spawn
+from stdio_peer import Peer, finish, spawn
 from thinking_hats.config import Settings
 from thinking_hats.errors import ConfigurationError
 from thinking_hats.serving.transport import http_app
@@ -91,9 +91,7 @@ def test_under_stdio_stdout_carries_only_protocol_messages_even_with_the_trace_o
         stderr = process.stderr.read().decode()
         assert process.wait(timeout=30) == 0, stderr
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=30)
+        finish(process)
 
     assert reply["result"]["structuredContent"]["thoughtNumber"] == 1
     for line in rest.splitlines():  # whatever came after the last reply is protocol too

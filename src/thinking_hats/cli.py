@@ -26,6 +26,7 @@ examples:
   thinking-hats doctor
   thinking-hats sessions list
   thinking-hats sessions export SESSION_ID --format md
+  thinking-hats usage --days 7
 """
 
 
@@ -86,7 +87,28 @@ def _parser() -> argparse.ArgumentParser:
         "--format", choices=["md", "json"], help="md or json (default: from the --output extension, else md)"
     )
     export.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
+
+    usage = sub.add_parser(
+        "usage", help="model usage per principal and UTC day: tokens in/out/cached, calls, thoughts, refusals"
+    )
+    usage.add_argument("--principal", help="only this principal (a name from THINKING_HTTP_TOKENS_FILE, or 'local')")
+    usage.add_argument("--since", type=_day, metavar="YYYY-MM-DD", help="from this UTC day on")
+    usage.add_argument("--until", type=_day, metavar="YYYY-MM-DD", help="up to this UTC day (included)")
+    usage.add_argument(
+        "--days", type=_whole_number(1, 100_000), help="the last N UTC days, today included (instead of --since)"
+    )
+    usage.add_argument("--json", action="store_true", help="print JSON")
     return p
+
+
+def _day(text: str) -> str:
+    import time
+
+    try:
+        time.strptime(text, "%Y-%m-%d")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a day as YYYY-MM-DD (got {text!r})") from None
+    return text
 
 
 def _whole_number(low: int, high: int) -> Callable[[str], int]:
@@ -152,6 +174,8 @@ def _main(args: argparse.Namespace) -> int:
             return 0
         if command == "sessions":
             return _sessions(settings, args)
+        if command == "usage":
+            return _usage(settings, args)
         if command == "route":
             from .routing.evaluation import route_command
 
@@ -214,6 +238,45 @@ def _sessions(settings: Any, args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _usage(settings: Any, args: argparse.Namespace) -> int:
+    import dataclasses
+    import time
+
+    from .store import open_store
+
+    since = args.since
+    if args.days is not None:
+        since = time.strftime("%Y-%m-%d", time.gmtime(time.time() - (args.days - 1) * 86400))
+
+    async def fetch() -> Any:
+        store = await open_store(settings.postgres_url(), settings.database_path())
+        try:
+            return await store.usage(args.principal, since, args.until)
+        finally:
+            await store.close()
+
+    rows = asyncio.run(fetch())
+    if args.json:
+        sys.stdout.write(json_text([dataclasses.asdict(r) for r in rows], indent=2) + "\n")
+        return 0
+    sys.stdout.write(_usage_table(rows))
+    return 0
+
+
+def _usage_table(rows: Sequence[Any]) -> str:
+    if not rows:
+        return "no usage recorded\n"
+    header = ("DAY", "PRINCIPAL", "INPUT", "OUTPUT", "CACHED", "CALLS", "THOUGHTS", "REFUSALS")
+    counts = ("input_tokens", "output_tokens", "cached_tokens", "calls", "thoughts", "refusals")
+    cells = [(r.day, printable(r.principal, newlines=False), *(f"{getattr(r, c):,}" for c in counts)) for r in rows]
+    widths = [max(len(row[i]) for row in (header, *cells)) for i in range(len(header))]
+    lines = [
+        "  ".join(c.rjust(w) if i >= 2 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+        for row in (header, *cells)
+    ]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
 def _export_format(given: str | None, output: Path | None) -> str:

@@ -90,7 +90,10 @@ class Settings(BaseModel):
         default=1000,
         ge=1,
         le=10_000_000,
-        description="Least recently used sessions beyond this go, after the grace period (1-10000000).",
+        description=(
+            "Sessions each principal keeps unless THINKING_MAX_SESSIONS_PER_PRINCIPAL is set; its least recently "
+            "used beyond this go after the grace period, never another principal's (1-10000000)."
+        ),
     )
     thinking_session_grace_minutes: float = Field(
         default=60,
@@ -104,6 +107,42 @@ class Settings(BaseModel):
     )
     thinking_max_thought_chars: int = Field(
         default=20_000, ge=100, le=1_000_000, description="Longest accepted thought, in characters (100-1000000)."
+    )
+
+    # --- operating a team service: bounded store waits, the pool, per-principal session caps ---
+    thinking_store_lock_timeout: float = Field(
+        default=5,
+        ge=0.1,
+        le=600,
+        allow_inf_nan=False,
+        description=(
+            "Seconds a store transaction waits for a lock (a session busy with another call, SQLite's write lock) "
+            "before the call fails with a retryable error (0.1-600)."
+        ),
+    )
+    thinking_store_statement_timeout: float = Field(
+        default=15,
+        ge=0.1,
+        le=600,
+        allow_inf_nan=False,
+        description="Seconds one PostgreSQL statement may run before it is cancelled with a retryable error (0.1-600).",
+    )
+    thinking_store_pool_size: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description=(
+            "PostgreSQL connections per replica, shared out over its --workers (each gets at least 2) (1-1000)."
+        ),
+    )
+    thinking_max_sessions_per_principal: int | None = Field(
+        default=None,
+        ge=1,
+        le=10_000_000,
+        description=(
+            "Sessions one principal may keep; its least recently used beyond this go after the grace period "
+            "(default: THINKING_MAX_SESSIONS) (1-10000000)."
+        ),
     )
 
     # --- console trace (stderr) ---
@@ -221,6 +260,43 @@ class Settings(BaseModel):
     thinking_prompts_dir: Path | None = Field(default=None, description="Folder overriding prompts/*.md.")
     thinking_prompt_pack: str = Field(default="default", description="Prompt pack: default or clinical.")
 
+    # --- limits, usage and observability (docs/operations.md) ---
+    thinking_principal_tokens_per_day: int | None = Field(
+        default=None,
+        ge=1,
+        description="Model tokens (input + output) each principal may use per UTC day; unset = no limit.",
+    )
+    thinking_principal_calls_per_minute: int | None = Field(
+        default=None, ge=1, description="Model calls each principal may make per minute; unset = no limit."
+    )
+    thinking_principal_limits_file: Path | None = Field(
+        default=None,
+        description="Per-principal limits, one 'name tokens_per_day=N calls_per_minute=M' per line (none: no limit).",
+    )
+    thinking_http_thought_log: bool = Field(
+        default=False, description="Under serve --transport http, write each thought to stderr (off by default)."
+    )
+    thinking_metrics: bool = Field(default=True, description="Serve GET /metrics (Prometheus) under HTTP.")
+    thinking_metrics_public: bool = Field(
+        default=False, description="Serve /metrics without the bearer token (for a scraper on a private network)."
+    )
+    thinking_trace_text: bool = Field(
+        default=False, description="Put thought text in OpenTelemetry spans (off: no client text leaves in traces)."
+    )
+    otel_exporter_otlp_endpoint: str | None = Field(
+        default=None, description="OTLP/HTTP collector base URL; traces go to <it>/v1/traces. Unset = no traces."
+    )
+    otel_exporter_otlp_traces_endpoint: str | None = Field(
+        default=None, description="OTLP/HTTP traces URL, used as given (overrides the base URL)."
+    )
+    otel_exporter_otlp_headers: SecretStr | None = Field(
+        default=None, description="Headers for the collector, 'key=value,key2=value2' (e.g. an API key)."
+    )
+    otel_exporter_otlp_traces_headers: SecretStr | None = Field(
+        default=None, description="Headers for the traces endpoint only (override OTEL_EXPORTER_OTLP_HEADERS)."
+    )
+    otel_service_name: str = Field(default="thinking-hats", description="service.name of the traces.")
+
     @field_validator("*", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object, info: ValidationInfo) -> object:
@@ -260,6 +336,15 @@ class Settings(BaseModel):
         return self
 
     @property
+    def traces_endpoint(self) -> str | None:
+        """Where spans go (None: tracing off), as the OTLP exporter specification resolves the two variables."""
+        if self.otel_exporter_otlp_traces_endpoint:
+            return self.otel_exporter_otlp_traces_endpoint
+        if self.otel_exporter_otlp_endpoint:
+            return self.otel_exporter_otlp_endpoint.rstrip("/") + "/v1/traces"
+        return None
+
+    @property
     def tools(self) -> tuple[str, ...]:
         return tuple(n for n in TOOL_NAMES if n in self.thinking_tools.split(","))
 
@@ -296,10 +381,21 @@ class Settings(BaseModel):
         found = [v.get_secret_value() for v in self.__dict__.values() if isinstance(v, SecretStr)]
         url = self.postgres_url()
         if url is not None:
-            from urllib.parse import urlsplit
+            from .redaction import passwords_in  # every form a URL carries a password in
 
-            found += [p for p in (urlsplit(url).password,) if p]
+            found += passwords_in(url)
         return [s for s in found if len(s) >= 4]
+
+    # --- operating a team service ---
+    def principal_session_cap(self) -> int:
+        cap = self.thinking_max_sessions_per_principal
+        return self.thinking_max_sessions if cap is None else cap
+
+    def store_shown(self) -> str:
+        """THINKING_STORE as it may be shown (doctor, messages): any password masked."""
+        from .redaction import redact_url
+
+        return redact_url(self.thinking_store)
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -6,6 +6,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from . import tracing
 from .analysis import Outcome, ProgressFn, ThoughtContext
 from .augmenter import build_augmenter
 from .config import Settings
@@ -46,6 +47,8 @@ def describe(chosen: Route) -> str:
 async def think(settings: Settings, thought: str, strategy: str | None, session: str | None, as_json: bool) -> int:
     """One thought from the terminal. On a terminal, stderr shows a live line per hat (rich); elsewhere (a pipe, a
     log file, CI) plain lines, each ending in a newline, and rich is never imported."""
+    if settings.traces_endpoint:
+        tracing.install(tracing.build_tracer(settings))
     store = await open_store(settings.postgres_url(), settings.database_path())
     augmenter, problem = build_augmenter(settings, all_agents=False)  # one thought: only its roles' agents
     screen = _Live() if sys.stderr.isatty() else _Lines()
@@ -84,6 +87,8 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
         if augmenter is not None:
             await augmenter.aclose()
         await store.close()
+        tracing.current().shutdown()  # sends the spans still queued
+        tracing.install(None)
     if as_json:
         sys.stdout.write(json_text(result.structured(), indent=2) + "\n")
     else:

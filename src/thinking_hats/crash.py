@@ -7,16 +7,20 @@ and a session belongs to one tool.
 from __future__ import annotations
 
 import time
+from time import perf_counter  # not through `time`: tests move that clock
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .analysis import Outcome, ThoughtContext
+from .analysis import Outcome, ThoughtContext, Usage
 from .config import Settings
 from .errors import InvalidThought
+from .limits import Limits
+from .metrics import current as metrics
 from .store import EMPTY, Caller, Entry, Store, View, Write, new_session_id, wrong_tool
-from .thoughts import JSON_SCHEMA_DIALECT, Augmenter, evicted_error, housekeeping
+from .thoughts import JSON_SCHEMA_DIALECT, Augmenter, charge_of, evicted_error, housekeeping
 from .trace import Trace
+from .tracing import current as tracer
 
 PURPOSES = (
     "analysis",
@@ -126,21 +130,56 @@ class Crash:
     dependencies, completion, idle expiry) and the order of one step: read the session, review a low-confidence
     step, then commit the step with its reply. Session state lives only in the store."""
 
-    def __init__(self, settings: Settings, store: Store, trace: Trace, augmenter: Augmenter | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        trace: Trace,
+        augmenter: Augmenter | None = None,
+        limits: Limits | None = None,
+    ) -> None:
         self.settings = settings
         self.store = store
         self.trace = trace
         self.augmenter = augmenter
+        self.limits = limits if limits is not None else Limits.from_settings(settings)
 
     async def step(self, step: CrashStep, caller: Caller) -> dict[str, Any]:
         self._check_shape(step)
+        started = perf_counter()
+        attributes = {"thinking_hats.tool": TOOL, "thinking_hats.principal": caller.principal}
+        if tracer().text:
+            attributes["thinking_hats.thought"] = step.thought
+        with tracer().span(TOOL, attributes) as span:
+            reply, mode = await self._step(step, caller)
+            span.set("thinking_hats.session_id", reply.get("session_id"))
+            span.set("thinking_hats.mode", mode)
+            span.set("thinking_hats.thought_number", step.step_number)
+        metrics().thought(TOOL, "single" if mode == "augmented" else "none", mode, perf_counter() - started)
+        return reply
+
+    async def _step(self, step: CrashStep, caller: Caller) -> tuple[dict[str, Any], str]:
+        """(the reply, how it was answered: record-only, augmented (reviewed), refused or replayed)."""
+        reviewing = (
+            step.confidence is not None
+            and step.confidence < LOW_CONFIDENCE
+            and self.augmenter is not None
+            and self.settings.crash_review_low_confidence
+        )
+        limited = reviewing and self.limits.of(caller.principal).any
         wanted = [n for n in (step.revises_step, step.branch_from, *(step.dependencies or ())) if n is not None]
         view = await self.store.read(
-            caller.principal, TOOL, step.session_id, None if step.session_id else caller.connection, wanted
+            caller.principal,
+            TOOL,
+            step.session_id,
+            None if step.session_id else caller.connection,
+            wanted,
+            spent=limited,
         )
+        refusal = self.limits.check(caller.principal, view.spent) if limited else None
         session_id, view, connection, reset, note = self._session_for(step, caller, view)
         if view.last is not None and view.last.same_call(step.step_number, step.branch_id, step.thought):
-            return view.last.reply  # a retried call: the stored reply, nothing written or spent again
+            return view.last.reply, "replayed"  # a retried call: the stored reply, nothing written or spent again
         revised = await self._entry(caller, view, step.revises_step, "revises_step") if step.revises_step else None
         for dependency in step.dependencies or ():
             await self._entry(caller, view, dependency, "dependencies")
@@ -175,13 +214,18 @@ class Crash:
                 "Start a new session (another session_id) for new work."
             )
         review: str | None = None
+        usage: Usage | None = None
         if step.confidence is not None and step.confidence < LOW_CONFIDENCE:
             warnings.append(
                 f"Low confidence ({step.confidence:.0%}): verify this step before acting on it"
                 + (f" ({step.uncertainty_notes})" if step.uncertainty_notes else "")
                 + "."
             )
-            review = await self._review(step)
+            if refusal is not None:
+                warnings.append(f"No review: {refusal.notice()}")
+                metrics().refusal(caller.principal, refusal.setting)
+            else:
+                review, usage = await self._review(step)
 
         def reply_for(count: int, branches: tuple[str, ...]) -> dict[str, Any]:
             reply = CrashReply(
@@ -215,13 +259,18 @@ class Crash:
                 default_at=view.default_at,
                 revised=(revised.seq, revised.data | {"revised_by": step.step_number}) if revised else None,
                 reset=reset,
+                charge=charge_of(usage, refused=refusal is not None),
             ),
             reply_for,
         )
-        if not committed.replayed:
-            self.trace.step(data, session_id)
-            await housekeeping(self.store, self.settings)
-        return committed.entry.reply
+        if usage is not None:
+            metrics().tokens(caller.principal, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens)
+        if committed.replayed:
+            return committed.entry.reply, "replayed"
+        self.trace.step(data, session_id, caller.principal)
+        await housekeeping(self.store, self.settings)
+        mode = "refused" if refusal is not None else "augmented" if usage is not None else "record-only"
+        return committed.entry.reply, mode
 
     def _check_shape(self, step: CrashStep) -> None:
         for name in ("purpose", "context", "thought", "outcome", "rationale"):
@@ -288,10 +337,11 @@ class Crash:
             )
         return entry
 
-    async def _review(self, step: CrashStep) -> str | None:
-        """A low-confidence step gets one critical-hat review when a provider is configured (1 call)."""
+    async def _review(self, step: CrashStep) -> tuple[str | None, Usage | None]:
+        """A low-confidence step gets one critical-hat review when a provider is configured (1 call): (the
+        review, what it cost)."""
         if self.augmenter is None or not self.settings.crash_review_low_confidence:
-            return None
+            return None, None
         ctx = ThoughtContext(
             thought=f"{step.thought}\n\nOutcome: {step.outcome}\nRationale: {step.rationale}",
             thought_number=step.step_number,
@@ -301,8 +351,8 @@ class Crash:
         )
         outcome: Outcome = await self.augmenter.analyse(ctx, "single", None)
         if outcome.failure is not None:
-            return f"Review unavailable: {outcome.failure}"
-        return outcome.analysis.synthesis
+            return f"Review unavailable: {outcome.failure}", outcome.usage
+        return outcome.analysis.synthesis, outcome.usage
 
 
 def crash_error(error: str, hint: str | None) -> dict[str, Any]:

@@ -3,25 +3,49 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from pydantic import SecretStr
 
 from .config import Settings
 from .errors import StoreError
 
+UNSET = "(unset)"
 
-def masked_settings(settings: Settings) -> dict[str, Any]:
-    """Every setting that differs from unset, secrets shown only as set/unset."""
-    shown: dict[str, Any] = {}
-    for name, value in settings.__dict__.items():
-        if value is None:
-            continue
+
+def masked_settings(settings: Settings) -> dict[str, str]:
+    """Every setting, by variable name: its value, `(unset)`, or for a secret only whether it is set.
+
+    The model variables also say which model runs when they are unset (the provider's default, or an older
+    `{PROVIDER}_*_MODEL_ID` name), so what doctor lists is what the server would use.
+    """
+    shown: dict[str, str] = {}
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
         if isinstance(value, SecretStr):
-            shown[name.upper()] = "set (hidden)" if value.get_secret_value() else "empty"
+            shown[name.upper()] = "set (hidden)" if value.get_secret_value() else UNSET
+        elif value is None or value == "":
+            shown[name.upper()] = UNSET
+        elif name == "thinking_store":
+            shown[name.upper()] = settings.store_shown()  # its password masked, in any form
         else:
             shown[name.upper()] = str(value)
+    models = _resolved_models(settings)
+    if models is not None:
+        for variable, model in zip(("LLM_MODEL", "LLM_SYNTHESIS_MODEL"), models, strict=True):
+            if shown[variable] == UNSET:
+                shown[variable] = f"{UNSET}: {model} is used"
     return shown
+
+
+def _resolved_models(settings: Settings) -> tuple[str, str] | None:
+    """The hat and synthesis models the provider would run (None: no provider, or one that cannot work)."""
+    from .providers import ProviderConfigError, resolve_provider
+
+    try:
+        provider = resolve_provider(settings)
+    except ProviderConfigError:
+        return None  # said under Provider, with the variable to set
+    return None if provider is None else (provider.model, provider.synthesis_model)
 
 
 async def run_doctor(settings: Settings) -> int:
@@ -45,12 +69,15 @@ async def run_doctor(settings: Settings) -> int:
         if health["sessions"] > settings.thinking_max_sessions:
             out.write(
                 f"  note: {health['sessions']} sessions, over THINKING_MAX_SESSIONS={settings.thinking_max_sessions}:"
-                f" sessions used within THINKING_SESSION_GRACE_MINUTES={settings.thinking_session_grace_minutes:g}"
-                " are never evicted, so the store exceeds the cap until they age.\n"
+                " the cap applies to each principal (THINKING_MAX_SESSIONS_PER_PRINCIPAL, by default this one),"
+                " and sessions used within THINKING_SESSION_GRACE_MINUTES="
+                f"{settings.thinking_session_grace_minutes:g} are never evicted.\n"
             )
     except StoreError as exc:
         ok = False
-        out.write(f"  FAILED: {exc}\n")
+        from .redaction import scrub
+
+        out.write(f"  FAILED: {scrub(str(exc), settings.secrets())}\n")
 
     out.write("\nPrompts:\n")
     try:

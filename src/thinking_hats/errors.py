@@ -22,5 +22,13 @@ class StoreError(ThinkingError):
     """The session store cannot be opened or written."""
 
 
+class StoreUnavailable(StoreError):
+    """The store cannot be reached (PostgreSQL down, a network cut): retry once it is back."""
+
+
+class StoreBusy(StoreError):
+    """A bounded wait ran out (a lock held by another call, a statement timeout): the same call can be retried."""
+
+
 class ConfigurationError(Exception):
     """Start-up refused: the message says what to set."""

@@ -21,6 +21,7 @@ from tenacity.wait import wait_exponential_jitter
 from .analysis import ROLES, Analysis, HatRun, Outcome, ProgressFn, Role, RunStatus, ThoughtContext, Usage
 from .config import Settings
 from .logs import route_agno_logs
+from .metrics import current as metrics
 from .prompts import Prompts, clip, thought_variables
 from .providers import (
     Exchange,
@@ -34,6 +35,7 @@ from .providers import (
     token_counts,
 )
 from .routing.router import Route
+from .tracing import current as tracer
 
 log = logging.getLogger("thinking_hats")
 
@@ -179,6 +181,32 @@ class Orchestrator:
         return Outcome(analysis=analysis, usage=usage, failure=failure)
 
     async def _call(self, role: Role, message: str, deadline: float) -> CallResult:
+        """One role's model call, measured (/metrics) and traced as a GenAI client span when tracing is on."""
+        model = self.provider.synthesis_model if role == "synthesis" else self.provider.model
+        attributes = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": self.provider.name,
+            "gen_ai.request.model": model,
+            "gen_ai.request.max_tokens": self.settings.thinking_max_output_tokens,
+            "gen_ai.agent.name": role,
+            "server.address": self.provider.base_url,
+        }
+        outcome = "cancelled"
+        started = time.perf_counter()
+        try:
+            with tracer().span(f"chat {model}", attributes, client=True) as span:
+                result = await self._call_with_retries(role, message, deadline)
+                outcome = result.status
+                span.set("gen_ai.usage.input_tokens", result.tokens.input)
+                span.set("gen_ai.usage.output_tokens", result.tokens.output)
+                span.set("thinking_hats.requests", result.requests)
+                if result.status != "ok":
+                    span.error(str(result.http_status) if result.http_status else result.status, result.error or "")
+        finally:
+            metrics().model_call(self.provider.name, role, outcome, time.perf_counter() - started)
+        return result
+
+    async def _call_with_retries(self, role: Role, message: str, deadline: float) -> CallResult:
         """One role's model call with retries; never raises (but for cancellation): failure is a result."""
         started = time.monotonic()
         exchange = Exchange(role=role)

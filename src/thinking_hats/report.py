@@ -10,12 +10,17 @@ from .errors import ThinkingError
 from .store import Entry, Session, Store
 from .terminal import printable
 
+LIST_BY_CLI = "list sessions with `thinking-hats sessions list`"
+LIST_BY_MCP = "read the resource thinking://sessions for the sessions you can open"  # a remote client can
 
-async def load(store: Store, principal: str | None, session_id: str) -> tuple[Session, list[Entry]]:
+
+async def load(
+    store: Store, principal: str | None, session_id: str, how_to_list: str = LIST_BY_CLI
+) -> tuple[Session, list[Entry]]:
     """One session of `principal` (None: any, for the local CLI); another principal's session is not found."""
     found = await store.session(principal, session_id)
     if found is None:
-        raise ThinkingError(f"no session '{session_id}': list sessions with `thinking-hats sessions list`.")
+        raise ThinkingError(f"no session '{session_id}': {how_to_list}.")
     return found
 
 

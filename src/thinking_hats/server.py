@@ -21,16 +21,17 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import __version__
+from . import __version__, tracing
 from .analysis import ProgressFn
 from .augmenter import Augmentation, build_augmenter
 from .config import Settings
 from .crash import Crash, CrashReply, CrashStep, NextAction, crash_error
 from .errors import InvalidThought, StoreError, ThinkingError
-from .report import iso, load, session_json, session_markdown
+from .limits import Limits
+from .report import LIST_BY_MCP, iso, load, session_json, session_markdown
 from .serving.pipes import answered_before_eof, stdio_pipes
-from .store import LOCAL, Caller, Store, open_store
-from .thoughts import BRANCH_ID, JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply
+from .store import LOCAL, Caller, Store, open_store_for
+from .thoughts import BRANCH_ID, JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply, prune
 from .trace import Trace
 
 log = logging.getLogger("thinking_hats")
@@ -102,6 +103,12 @@ class ThinkingServer(MCPServer[App]):
         """For `GET /healthz`: the store answers (raises when it does not, or the server is not running)."""
         return await self.core.store().ping()
 
+    def _redact(self, message: str) -> str:
+        """A tool error as a tenant may see it: never a configured secret (the store's password above all)."""
+        from .redaction import scrub
+
+        return scrub(message, self.core.settings.secrets())
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[App, Any] | None = None) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
@@ -109,9 +116,10 @@ class ThinkingServer(MCPServer[App]):
             cause = exc.__cause__
             if isinstance(cause, ThinkingError):
                 if name == "crash":
-                    return _crash_failure(str(cause), cause.hint)
+                    return _crash_failure(self._redact(str(cause)), cause.hint)
                 # The other tools have no hint field: the fix goes in the message (wrong tool, evicted session).
-                raise ToolError(f"{str(cause).rstrip('.')}. {cause.hint}" if cause.hint else str(cause)) from None
+                message = f"{str(cause).rstrip('.')}. {cause.hint}" if cause.hint else str(cause)
+                raise ToolError(self._redact(message)) from None
             if not isinstance(cause, ValidationError):
                 raise
             problems = [_describe(err) for err in cause.errors()]
@@ -143,7 +151,9 @@ class ThinkingServer(MCPServer[App]):
 async def _existing(ctx: Context[App, Any], session_id: str) -> Any:
     """One session of the caller's; unknown, or another principal's, is the same not-found error."""
     try:
-        return await load(ctx.request_context.lifespan_context.store, caller_of(ctx).principal, session_id)
+        store = ctx.request_context.lifespan_context.store
+        # An MCP client may be remote (HTTP): it cannot run the CLI, so it is told what it can do instead.
+        return await load(store, caller_of(ctx).principal, session_id, LIST_BY_MCP)
     except ThinkingError as exc:
         raise ResourceNotFoundError(str(exc)) from None
 
@@ -165,12 +175,11 @@ def _crash_failure(error: str, hint: str | None) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=body)], is_error=True)
 
 
-def build_server(settings: Settings | None = None) -> ThinkingServer:
+def build_server(settings: Settings | None = None, http: bool = False, processes: int = 1) -> ThinkingServer:
+    """The MCP server. `http`: it serves many users over HTTP (the console trace is then off unless asked for);
+    `processes`: how many processes serve (--workers), so each opens its share of the store's connections."""
     settings = settings or Settings()
-    max_chars = settings.thinking_max_thought_chars
-    augmented = settings.llm_provider is not None
-
-    core = _Core(settings)
+    core = _Core(settings, http, processes)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[App]) -> AsyncIterator[App]:
@@ -188,155 +197,191 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
         log_level=settings.thinking_log_level,
     )
     server.core = core
-    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=augmented)
+    for name, register in TOOLS.items():
+        if name in settings.tools:
+            register(server, settings)
+    add_session_resources(server, core)
+    add_thinking_prompt(server)
+    return server
 
-    if "sequentialthinking" in settings.tools:
 
-        @server.tool(
-            name="sequentialthinking",
-            description=(
-                "Record one step of step-by-step thinking; call once per thought. Revise (isRevision + "
-                "revisesThought) or branch (branchFromThought + branchId) earlier thoughts. Raise totalThoughts "
-                "as needed. With a model configured, thinking-hat agents analyse the thought and the reply holds "
-                "their synthesis. Pass sessionId to resume a session."
-            ),
-            annotations=writes.model_copy(update={"idempotent_hint": True}),
+def _writes(settings: Settings) -> ToolAnnotations:
+    """The annotations of a tool that records: it reaches the world only when a model provider is configured."""
+    return ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, open_world_hint=settings.llm_provider is not None
+    )
+
+
+# Each registration below defines its tool inside a function because the signature's bounds (max_chars) come
+# from the settings, and the SDK reads the signature when the tool is registered.
+
+
+def add_sequentialthinking(server: ThinkingServer, settings: Settings) -> None:
+    """`sequentialthinking`: the reference server's contract, plus sessions and the hats' analysis."""
+    max_chars = settings.thinking_max_thought_chars
+
+    @server.tool(
+        name="sequentialthinking",
+        description=(
+            "Record one step of step-by-step thinking; call once per thought. Revise (isRevision + "
+            "revisesThought) or branch (branchFromThought + branchId) earlier thoughts. Raise totalThoughts "
+            "as needed. With a model configured, thinking-hat agents analyse the thought and the reply holds "
+            "their synthesis. Pass sessionId to resume a session."
+        ),
+        annotations=_writes(settings).model_copy(update={"idempotent_hint": True}),
+    )
+    async def sequentialthinking(
+        thought: Annotated[str, Field(min_length=1, max_length=max_chars, description="This thinking step.")],
+        thought_number: Annotated[int, Field(validation_alias="thoughtNumber", ge=1, le=100_000)],
+        total_thoughts: Annotated[
+            int,
+            Field(validation_alias="totalThoughts", ge=1, le=100_000, description="Current estimate."),
+        ],
+        next_thought_needed: Annotated[bool, Field(validation_alias="nextThoughtNeeded")],
+        ctx: Context[App, Any],
+        is_revision: Annotated[bool | None, Field(validation_alias="isRevision")] = None,
+        revises_thought: Annotated[int | None, Field(validation_alias="revisesThought", ge=1)] = None,
+        branch_from_thought: Annotated[int | None, Field(validation_alias="branchFromThought", ge=1)] = None,
+        branch_id: Annotated[
+            str | None, Field(validation_alias="branchId", min_length=1, max_length=64, pattern=BRANCH_ID)
+        ] = None,
+        needs_more_thoughts: Annotated[bool | None, Field(validation_alias="needsMoreThoughts")] = None,
+        session_id: Annotated[
+            str | None,
+            Field(validation_alias="sessionId", pattern=SESSION_ID, description="Resume or name a session."),
+        ] = None,
+        strategy: Annotated[
+            Literal["auto", "single", "double", "triple", "full", "none"] | None,
+            Field(description="How many hats analyse this thought (default auto)."),
+        ] = None,
+    ) -> Annotated[CallToolResult, ThoughtReply]:
+        app = ctx.request_context.lifespan_context
+        inp = ThoughtInput(
+            thought=thought,
+            thought_number=thought_number,
+            total_thoughts=total_thoughts,
+            next_thought_needed=next_thought_needed,
+            is_revision=is_revision,
+            revises_thought=revises_thought,
+            branch_from_thought=branch_from_thought,
+            branch_id=branch_id,
+            needs_more_thoughts=needs_more_thoughts,
+            session_id=session_id,
+            strategy=strategy,
         )
-        async def sequentialthinking(
-            thought: Annotated[str, Field(min_length=1, max_length=max_chars, description="This thinking step.")],
-            thought_number: Annotated[int, Field(validation_alias="thoughtNumber", ge=1, le=100_000)],
-            total_thoughts: Annotated[
-                int,
-                Field(validation_alias="totalThoughts", ge=1, le=100_000, description="Current estimate."),
-            ],
-            next_thought_needed: Annotated[bool, Field(validation_alias="nextThoughtNeeded")],
-            ctx: Context[App, Any],
-            is_revision: Annotated[bool | None, Field(validation_alias="isRevision")] = None,
-            revises_thought: Annotated[int | None, Field(validation_alias="revisesThought", ge=1)] = None,
-            branch_from_thought: Annotated[int | None, Field(validation_alias="branchFromThought", ge=1)] = None,
-            branch_id: Annotated[
-                str | None, Field(validation_alias="branchId", min_length=1, max_length=64, pattern=BRANCH_ID)
-            ] = None,
-            needs_more_thoughts: Annotated[bool | None, Field(validation_alias="needsMoreThoughts")] = None,
-            session_id: Annotated[
-                str | None,
-                Field(validation_alias="sessionId", pattern=SESSION_ID, description="Resume or name a session."),
-            ] = None,
-            strategy: Annotated[
-                Literal["auto", "single", "double", "triple", "full", "none"] | None,
-                Field(description="How many hats analyse this thought (default auto)."),
-            ] = None,
-        ) -> Annotated[CallToolResult, ThoughtReply]:
-            app = ctx.request_context.lifespan_context
-            inp = ThoughtInput(
-                thought=thought,
-                thought_number=thought_number,
-                total_thoughts=total_thoughts,
-                next_thought_needed=next_thought_needed,
-                is_revision=is_revision,
-                revises_thought=revises_thought,
-                branch_from_thought=branch_from_thought,
-                branch_id=branch_id,
-                needs_more_thoughts=needs_more_thoughts,
-                session_id=session_id,
-                strategy=strategy,
-            )
-            result = await app.thinking.think(inp, app.caller(ctx), _progress(ctx))
-            return CallToolResult(
-                content=[TextContent(type="text", text=result.markdown)],
-                structured_content=result.structured(),
-                is_error=result.is_error,
-            )
-
-    if "crash" in settings.tools:
-
-        @server.tool(
-            name="crash",
-            description=(
-                "Record one structured reasoning step (CRASH): purpose (analysis, action, validation, exploration, "
-                "hypothesis, correction, planning), context, thought, outcome, next_action, rationale. Optional "
-                "confidence 0-1, revises_step, branch_from + branch_id, session_id, is_final_step."
-            ),
-            annotations=writes,
+        result = await app.thinking.think(inp, app.caller(ctx), _progress(ctx))
+        return CallToolResult(
+            content=[TextContent(type="text", text=result.markdown)],
+            structured_content=result.structured(),
+            is_error=result.is_error,
         )
-        async def crash(
-            step_number: Annotated[int, Field(ge=1, le=100_000)],
-            estimated_total: Annotated[int, Field(ge=1, le=100_000)],
-            purpose: Annotated[str, Field(min_length=1, max_length=64)],
-            context: Annotated[str, Field(max_length=max_chars)],
-            thought: Annotated[str, Field(min_length=1, max_length=max_chars)],
-            outcome: Annotated[str, Field(max_length=max_chars)],
-            next_action: Annotated[str | NextAction, Field(description="Text, or {tool?, action, parameters?}.")],
-            rationale: Annotated[str, Field(max_length=max_chars)],
-            ctx: Context[App, Any],
-            confidence: Annotated[float | None, Field(ge=0, le=1)] = None,
-            uncertainty_notes: Annotated[str | None, Field(max_length=max_chars)] = None,
-            revises_step: Annotated[int | None, Field(ge=1)] = None,
-            revision_reason: Annotated[str | None, Field(max_length=2000)] = None,
-            branch_from: Annotated[int | None, Field(ge=1)] = None,
-            branch_id: Annotated[str | None, Field(min_length=1, max_length=64, pattern=BRANCH_ID)] = None,
-            branch_name: Annotated[str | None, Field(max_length=200)] = None,
-            tools_used: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(max_length=100)] = None,
-            external_context: Annotated[dict[str, Any] | str | None, Field()] = None,
-            dependencies: Annotated[list[int] | None, Field(max_length=100)] = None,
-            session_id: Annotated[str | None, Field(pattern=SESSION_ID)] = None,
-            is_final_step: bool | None = None,
-        ) -> Annotated[CallToolResult, CrashReply]:
-            app = ctx.request_context.lifespan_context
-            if external_context is not None and len(json.dumps(external_context, default=str)) > max_chars:
-                return _crash_failure("external_context is too large", f"Keep it under {max_chars} characters.")
-            step = CrashStep(
-                step_number=step_number,
-                estimated_total=estimated_total,
-                purpose=purpose,
-                context=context,
-                thought=thought,
-                outcome=outcome,
-                next_action=next_action,
-                rationale=rationale,
-                confidence=confidence,
-                uncertainty_notes=uncertainty_notes,
-                revises_step=revises_step,
-                revision_reason=revision_reason,
-                branch_from=branch_from,
-                branch_id=branch_id,
-                branch_name=branch_name,
-                tools_used=tools_used,
-                external_context=external_context,
-                dependencies=dependencies,
-                session_id=session_id,
-                is_final_step=is_final_step,
-            )
-            reply = await app.crash.step(step, app.caller(ctx))
-            text = json.dumps(reply, indent=2)
-            return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=reply)
 
-    if "sequential_thinking" in settings.tools:
 
-        @server.tool(
-            name="sequential_thinking",
-            description=(
-                "Minimal, stateless step-by-step thinking: send each thought with its step and total_steps; "
-                "next_action is CONTINUE, REVISE, or 'The final conclusion or answer'."
-            ),
-            # Stateless: it records nothing, so it is honestly read-only and idempotent.
-            annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+def add_crash(server: ThinkingServer, settings: Settings) -> None:
+    """`crash`: CRASH-style structured reasoning steps, in sessions of their own."""
+    max_chars = settings.thinking_max_thought_chars
+
+    @server.tool(
+        name="crash",
+        description=(
+            "Record one structured reasoning step (CRASH): purpose (analysis, action, validation, exploration, "
+            "hypothesis, correction, planning), context, thought, outcome, next_action, rationale. Optional "
+            "confidence 0-1, revises_step, branch_from + branch_id, session_id, is_final_step."
+        ),
+        annotations=_writes(settings),
+    )
+    async def crash(
+        step_number: Annotated[int, Field(ge=1, le=100_000)],
+        estimated_total: Annotated[int, Field(ge=1, le=100_000)],
+        purpose: Annotated[str, Field(min_length=1, max_length=64)],
+        context: Annotated[str, Field(max_length=max_chars)],
+        thought: Annotated[str, Field(min_length=1, max_length=max_chars)],
+        outcome: Annotated[str, Field(max_length=max_chars)],
+        next_action: Annotated[str | NextAction, Field(description="Text, or {tool?, action, parameters?}.")],
+        rationale: Annotated[str, Field(max_length=max_chars)],
+        ctx: Context[App, Any],
+        confidence: Annotated[float | None, Field(ge=0, le=1)] = None,
+        uncertainty_notes: Annotated[str | None, Field(max_length=max_chars)] = None,
+        revises_step: Annotated[int | None, Field(ge=1)] = None,
+        revision_reason: Annotated[str | None, Field(max_length=2000)] = None,
+        branch_from: Annotated[int | None, Field(ge=1)] = None,
+        branch_id: Annotated[str | None, Field(min_length=1, max_length=64, pattern=BRANCH_ID)] = None,
+        branch_name: Annotated[str | None, Field(max_length=200)] = None,
+        tools_used: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(max_length=100)] = None,
+        external_context: Annotated[dict[str, Any] | str | None, Field()] = None,
+        dependencies: Annotated[list[int] | None, Field(max_length=100)] = None,
+        session_id: Annotated[str | None, Field(pattern=SESSION_ID)] = None,
+        is_final_step: bool | None = None,
+    ) -> Annotated[CallToolResult, CrashReply]:
+        app = ctx.request_context.lifespan_context
+        if external_context is not None and len(json.dumps(external_context, default=str)) > max_chars:
+            return _crash_failure("external_context is too large", f"Keep it under {max_chars} characters.")
+        step = CrashStep(
+            step_number=step_number,
+            estimated_total=estimated_total,
+            purpose=purpose,
+            context=context,
+            thought=thought,
+            outcome=outcome,
+            next_action=next_action,
+            rationale=rationale,
+            confidence=confidence,
+            uncertainty_notes=uncertainty_notes,
+            revises_step=revises_step,
+            revision_reason=revision_reason,
+            branch_from=branch_from,
+            branch_id=branch_id,
+            branch_name=branch_name,
+            tools_used=tools_used,
+            external_context=external_context,
+            dependencies=dependencies,
+            session_id=session_id,
+            is_final_step=is_final_step,
         )
-        async def sequential_thinking(
-            thought: Annotated[str, Field(min_length=1, max_length=max_chars)],
-            step: Annotated[int, Field(ge=1, le=100_000)],
-            total_steps: Annotated[int, Field(ge=1, le=100_000)],
-            next_action: MINIMAL_NEXT,
-            ctx: Context[App, Any],
-            is_revision: bool | None = None,
-        ) -> MinimalReply:
-            app = ctx.request_context.lifespan_context
-            if not thought.strip():
-                raise InvalidThought("thought is empty: send the text of this step.")
-            # `of` echoes total_steps as the minimal seed does, even when step is beyond it: this tool keeps no
-            # state to correct, and the caller sees its own numbers back.
-            app.trace.minimal(step, total_steps, thought, next_action)
-            return MinimalReply(status="THOUGHT_RECORDED", step=step, of=total_steps, thought=thought, next=next_action)
+        reply = await app.crash.step(step, app.caller(ctx))
+        text = json.dumps(reply, indent=2)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=reply)
+
+
+def add_sequential_thinking(server: ThinkingServer, settings: Settings) -> None:
+    """`sequential_thinking`: the minimal, stateless variant; it records nothing."""
+    max_chars = settings.thinking_max_thought_chars
+
+    @server.tool(
+        name="sequential_thinking",
+        description=(
+            "Minimal, stateless step-by-step thinking: send each thought with its step and total_steps; "
+            "next_action is CONTINUE, REVISE, or 'The final conclusion or answer'."
+        ),
+        # Stateless: it records nothing, so it is honestly read-only and idempotent.
+        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+    )
+    async def sequential_thinking(
+        thought: Annotated[str, Field(min_length=1, max_length=max_chars)],
+        step: Annotated[int, Field(ge=1, le=100_000)],
+        total_steps: Annotated[int, Field(ge=1, le=100_000)],
+        next_action: MINIMAL_NEXT,
+        ctx: Context[App, Any],
+        is_revision: bool | None = None,
+    ) -> MinimalReply:
+        app = ctx.request_context.lifespan_context
+        if not thought.strip():
+            raise InvalidThought("thought is empty: send the text of this step.")
+        # `of` echoes total_steps as the minimal seed does, even when step is beyond it: this tool keeps no
+        # state to correct, and the caller sees its own numbers back.
+        app.trace.minimal(step, total_steps, thought, next_action, caller_of(ctx).principal)
+        return MinimalReply(status="THOUGHT_RECORDED", step=step, of=total_steps, thought=thought, next=next_action)
+
+
+TOOLS = {
+    "sequentialthinking": add_sequentialthinking,
+    "crash": add_crash,
+    "sequential_thinking": add_sequential_thinking,
+}
+
+
+def add_session_resources(server: ThinkingServer, core: "_Core") -> None:
+    """`thinking://sessions` (the caller's recent sessions), one session as JSON, one as a Markdown report."""
 
     @server.resource(
         "thinking://sessions",
@@ -371,6 +416,10 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
     async def session_report(session_id: str, ctx: Context[App, Any]) -> str:
         return session_markdown(*await _existing(ctx, session_id))
 
+
+def add_thinking_prompt(server: ThinkingServer) -> None:
+    """The `sequential-thinking` prompt: a problem, and how to work through it with the tool."""
+
     @server.prompt(
         name="sequential-thinking",
         description="Work through a problem step by step with the sequentialthinking tool.",
@@ -385,8 +434,6 @@ def build_server(settings: Settings | None = None) -> ThinkingServer:
             "when you have an answer you would defend. Then give the final answer."
         )
 
-    return server
-
 
 class _Core:
     """The store and the cores, shared by every connection of one server and closed with the last of them.
@@ -394,8 +441,11 @@ class _Core:
     (Under stdio there is one; in-process test clients and HTTP may open several lifespans on one server.)
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, http: bool = False, processes: int = 1) -> None:
         self.settings = settings
+        self.http = http
+        self.processes = processes
+        self._pruning: asyncio.Task[None] | None = None
         self._users = 0
         self._app: App | None = None
         self._opening: asyncio.Future[App] | None = None
@@ -426,22 +476,22 @@ class _Core:
             if self._users == 0:
                 app, augmenter, self._app, self._augmenter = self._app, self._augmenter, None, None
                 self._opening = None
+                if self._pruning is not None:
+                    self._pruning.cancel()
+                    self._pruning = None
                 if augmenter is not None:
                     await augmenter.aclose()
                 await app.store.close()
+                _stop_tracing()
 
     async def _open(self) -> App:
         settings = self.settings
-        trace = Trace(settings)
-        store = await open_store(settings.postgres_url(), settings.database_path())
-        try:
-            await store.prune(
-                settings.thinking_retention_days * 86400,
-                settings.thinking_max_sessions,
-                settings.thinking_session_grace_minutes * 60,
-            )
-        except StoreError:  # e.g. another replica pruning at the same moment: the next prune catches up
-            log.warning("pruning the session store at start-up failed", exc_info=True)
+        trace = Trace(settings, http=self.http)
+        limits = Limits.from_settings(settings)  # a bad limits file fails here, before anything is served
+        _start_tracing(settings)
+        store = await open_store_for(settings, self.processes)
+        # In the background: start-up never waits for the store's write lock (another process may hold it).
+        self._pruning = asyncio.ensure_future(self._prune(store))
         augmenter, problem = build_augmenter(settings)
         if problem:
             log.warning("model augmentation is off: %s", problem)
@@ -451,11 +501,32 @@ class _Core:
         return App(
             settings=settings,
             store=store,
-            thinking=Thinking(settings, store, trace, augmenter, problem),
-            crash=Crash(settings, store, trace, augmenter),
+            thinking=Thinking(settings, store, trace, augmenter, problem, limits),
+            crash=Crash(settings, store, trace, augmenter, limits),
             trace=trace,
             process_key="",
         )
+
+    async def _prune(self, store: Store) -> None:
+        try:
+            await prune(store, self.settings)
+        except StoreError:  # e.g. another replica pruning at the same moment: the next prune catches up
+            log.warning("pruning the session store at start-up failed; will try again later", exc_info=True)
+
+
+def _start_tracing(settings: Settings) -> None:
+    if settings.traces_endpoint and not tracing.current().enabled:
+        tracing.install(tracing.build_tracer(settings))
+
+
+def _stop_tracing() -> None:
+    """Flush and end the traces of this process (the batch still queued is sent now)."""
+    tracer = tracing.current()
+    tracing.install(None)
+    try:
+        tracer.shutdown()
+    except Exception:  # an unreachable collector must not fail the shutdown
+        log.warning("flushing the traces failed", exc_info=True)
 
 
 def _progress(ctx: Context[App, Any]) -> ProgressFn:

@@ -6,9 +6,11 @@ against it, asks the augmenter (if any) for an analysis, and only then commits t
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from time import perf_counter  # not through `time`: tests move that clock
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,8 +19,11 @@ from pydantic.config import JsonDict
 from .analysis import Analysis, Outcome, ProgressFn, ThoughtContext, Usage, _Wire
 from .config import Settings
 from .errors import InvalidThought, StoreError
-from .store import EMPTY, Caller, Entry, Eviction, Store, View, Write, new_session_id, wrong_tool
+from .limits import Limits, Refusal
+from .metrics import current as metrics
+from .store import EMPTY, Caller, Charge, Entry, Eviction, Store, View, Write, new_session_id, wrong_tool
 from .trace import Trace
+from .tracing import current as tracer
 
 log = logging.getLogger("thinking_hats")
 
@@ -62,6 +67,17 @@ class ThoughtInput(BaseModel):
     strategy: str | None = None
 
 
+class LimitReached(_Wire):
+    """The limit that kept a thought from the models: which, what was used of it, and when it resets."""
+
+    limit: str = Field(description="The setting of the limit reached.")
+    principal: str
+    used: int
+    allowed: int
+    resets_at: str = Field(description="UTC time the limit resets (ISO 8601).")
+    retry_after: int = Field(description="Seconds until it resets.")
+
+
 class ThoughtReply(_Wire):
     model_config = ConfigDict(json_schema_extra=JSON_SCHEMA_DIALECT)
 
@@ -78,6 +94,9 @@ class ThoughtReply(_Wire):
     usage: Usage = Field(default_factory=Usage, description="What this call cost; zero for a replayed call.")
     replayed: bool = Field(default=False, description="True when this is the stored reply of an earlier same call.")
     notice: str | None = None
+    limit_reached: LimitReached | None = Field(
+        default=None, description="Set when a limit kept this thought from the models (it was still recorded)."
+    )
 
 
 @dataclass
@@ -91,6 +110,20 @@ class ThoughtResult:
     def structured(self) -> dict[str, Any]:
         """The reply's structured content."""
         return self.dumped if self.dumped is not None else self.reply.model_dump(mode="json")
+
+    def as_replay(self) -> ThoughtResult:
+        """This result as an identical call that waited for it is answered: the same reply, at no cost."""
+        reply = self.reply.model_copy(update={"usage": Usage(), "replayed": True})
+        return ThoughtResult(reply, self.markdown, self.is_error, replayed=True)
+
+
+@dataclass
+class _InFlight:
+    """An identical call being answered in this process: the ones that arrive meanwhile wait for its result."""
+
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    result: ThoughtResult | None = None
+    waiting: int = 0
 
 
 class Augmenter(Protocol):
@@ -111,12 +144,15 @@ class Thinking:
         trace: Trace,
         augmenter: Augmenter | None = None,
         provider_problem: str | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.trace = trace
         self.augmenter = augmenter
         self.provider_problem = provider_problem
+        self.limits = limits if limits is not None else Limits.from_settings(settings)
+        self._inflight: dict[tuple[str, str, int, str | None, str], _InFlight] = {}
 
     def check(self, inp: ThoughtInput) -> None:
         """Everything that can be said about a call without its session."""
@@ -124,36 +160,100 @@ class Thinking:
 
     async def think(self, inp: ThoughtInput, caller: Caller, progress: ProgressFn | None = None) -> ThoughtResult:
         self.check(inp)
+        started = perf_counter()
+        attributes = {"thinking_hats.tool": TOOL, "thinking_hats.principal": caller.principal}
+        if tracer().text:
+            attributes["thinking_hats.thought"] = inp.thought
+        with tracer().span(TOOL, attributes) as span:
+            result = await self._think(inp, caller, progress)
+            reply = result.reply
+            mode: str = "replayed" if result.replayed else "failed" if result.is_error else reply.mode
+            if reply.limit_reached is not None:
+                mode = "refused"
+            span.set("thinking_hats.session_id", reply.session_id)
+            span.set("thinking_hats.strategy", reply.analysis.strategy)
+            span.set("thinking_hats.score", reply.analysis.complexity.score)
+            span.set("thinking_hats.mode", mode)
+            span.set("thinking_hats.thought_number", reply.thought_number)
+            if result.is_error:
+                span.error("analysis_failed")
+        metrics().thought(TOOL, reply.analysis.strategy, mode, perf_counter() - started)
+        return result
+
+    async def _think(self, inp: ThoughtInput, caller: Caller, progress: ProgressFn | None) -> ThoughtResult:
         strategy = inp.strategy or self.settings.thinking_strategy
         augmenting = self.augmenter is not None and strategy != "none"
         # Earlier thoughts are read only as the hats' context; one more, as a retry of a failed call is not its own.
         window = self.settings.thinking_context_thoughts + 1 if augmenting else 0
         wanted = [n for n in (inp.revises_thought, inp.branch_from_thought) if n is not None]
+        limited = augmenting and self.limits.of(caller.principal).any
         view = await self.store.read(
-            caller.principal, TOOL, inp.session_id, None if inp.session_id else caller.connection, wanted, window
+            caller.principal,
+            TOOL,
+            inp.session_id,
+            None if inp.session_id else caller.connection,
+            wanted,
+            window,
+            spent=limited,
         )
+        spent = view.spent
         session_id, view, connection = self._session_for(inp, caller, view)
         last = view.last
         if last is not None and last.same_call(inp.thought_number, inp.branch_id, inp.thought) and not last.failed:
             return _replay(last)
+        # Identical calls racing in this process: the first is answered, the others wait for it and get its reply
+        # as a replay, so they call no model. (Across processes, each pays, and the store counts what each paid.)
+        key = (caller.principal, session_id, inp.thought_number, inp.branch_id, inp.thought)
+        while (ahead := self._inflight.get(key)) is not None:
+            ahead.waiting += 1
+            await ahead.done.wait()
+            if ahead.result is not None:
+                return ahead.result.as_replay()
+            # It failed or was cancelled: the first of its waiters to run takes its place, the others wait again.
+        mine = self._inflight[key] = _InFlight()
+        try:
+            refusal = self.limits.check(caller.principal, spent) if limited else None
+            mine.result = await self._answer(inp, caller, session_id, view, connection, strategy, refusal, progress)
+            return mine.result
+        finally:
+            mine.done.set()
+            if self._inflight.get(key) is mine:
+                del self._inflight[key]
+
+    async def _answer(
+        self,
+        inp: ThoughtInput,
+        caller: Caller,
+        session_id: str,
+        view: View,
+        connection: str | None,
+        strategy: str,
+        refusal: Refusal | None,
+        progress: ProgressFn | None,
+    ) -> ThoughtResult:
+        augmenting = self.augmenter is not None and strategy != "none" and refusal is None
         await self._check_against_session(inp, caller.principal, session_id, view)
 
         total = max(inp.total_thoughts, inp.thought_number)
         is_revision = bool(inp.is_revision or inp.revises_thought)
         data = inp.model_dump(exclude_none=True) | {"total_thoughts": total, "is_revision": is_revision}
-        started = time.perf_counter()
+        started = perf_counter()
         outcome: Outcome | None = None
         if self.augmenter is not None and augmenting:
             outcome = await self.augmenter.analyse(self._context(inp, view), strategy, progress)
-        elapsed = time.perf_counter() - started
+        elapsed = perf_counter() - started
 
         should_continue = inp.next_thought_needed or bool(inp.needs_more_thoughts)
         notice: str | None = None
         meta: dict[str, Any] = {}
-        if outcome is None:
+        if refusal is not None:
+            notice = refusal.notice()
+            metrics().refusal(caller.principal, refusal.setting)
+        elif outcome is None:
             notice = self._record_only_notice(view)
             if notice == ENABLE_HINT:
                 meta["hint_shown"] = True
+        usage = outcome.usage if outcome is not None else None
         built: list[ThoughtResult] = []
 
         def reply_for(count: int, branches: tuple[str, ...]) -> dict[str, Any]:
@@ -168,6 +268,7 @@ class Thinking:
                 should_continue=should_continue,
                 next_thought_number=inp.thought_number + 1 if should_continue else None,
                 notice=notice,
+                limit_reached=LimitReached.model_validate(refusal.as_json()) if refusal is not None else None,
             )
             if outcome is None:
                 if self.provider_problem:
@@ -194,12 +295,15 @@ class Thinking:
                 connection=connection,
                 existed=view.session is not None,
                 default_at=view.default_at,
+                charge=charge_of(usage, refused=refusal is not None),
             ),
             reply_for,
         )
+        if usage is not None:  # paid, whether this call's reply or a racing duplicate's is the one kept
+            metrics().tokens(caller.principal, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens)
         if committed.replayed:  # the same call, committed meanwhile by a retry that raced this one
             return _replay(committed.entry)
-        self.trace.thought(data)
+        self.trace.thought(data, caller.principal)
         await housekeeping(self.store, self.settings)
         return built[-1]
 
@@ -281,13 +385,18 @@ async def housekeeping(store: Store, settings: Settings) -> None:
     if not store.due_for_pruning():
         return
     try:
-        await store.prune(
-            settings.thinking_retention_days * 86400,
-            settings.thinking_max_sessions,
-            settings.thinking_session_grace_minutes * 60,
-        )
+        await prune(store, settings)
     except StoreError:
         log.warning("pruning the session store failed; will try again later", exc_info=True)
+
+
+async def prune(store: Store, settings: Settings) -> int:
+    return await store.prune(
+        settings.thinking_retention_days * 86400,
+        settings.thinking_max_sessions,
+        settings.thinking_session_grace_minutes * 60,
+        settings.thinking_max_sessions_per_principal,
+    )
 
 
 def evicted_error(evicted: Eviction) -> InvalidThought:
@@ -314,6 +423,13 @@ def _check_shape(inp: ThoughtInput, max_chars: int) -> None:
         raise InvalidThought(
             f"revisesThought={inp.revises_thought} must be an earlier thought than thoughtNumber={inp.thought_number}."
         )
+
+
+def charge_of(usage: Usage | None, refused: bool = False) -> Charge:
+    """What a call adds to its principal's usage of the day."""
+    if usage is None:
+        return Charge(refused=refused)
+    return Charge(usage.llm_calls, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, refused)
 
 
 def _replay(entry: Entry) -> ThoughtResult:

@@ -21,8 +21,12 @@ _WIDTH = 76
 
 
 class Trace:
-    def __init__(self, settings: Settings, stream: TextIO | None = None) -> None:
-        self.enabled = not settings.disable_thought_logging
+    """The console trace of one server. Under HTTP (`http`) it serves many users, whose text is not the operator's
+    to read by default: it is off unless THINKING_HTTP_THOUGHT_LOG is on, and then names each thought's principal."""
+
+    def __init__(self, settings: Settings, stream: TextIO | None = None, http: bool = False) -> None:
+        self.enabled = not settings.disable_thought_logging and (not http or settings.thinking_http_thought_log)
+        self.http = http
         self.stream = stream if stream is not None else sys.stderr
         self.format = settings.crash_output_format
         isatty = getattr(self.stream, "isatty", lambda: False)
@@ -40,8 +44,11 @@ class Trace:
         except (OSError, ValueError):
             pass  # a closed stderr must never take a thought down with it
 
-    def thought(self, data: Mapping[str, Any]) -> None:
-        """The reference server's box: 💭 Thought, 🔄 Revision or 🌿 Branch."""
+    def _whose(self, principal: str | None) -> str:
+        return f" · {printable(principal, newlines=False)}" if self.http and principal else ""
+
+    def thought(self, data: Mapping[str, Any], principal: str | None = None) -> None:
+        """The reference server's box: 💭 Thought, 🔄 Revision or 🌿 Branch (under HTTP, with its principal)."""
         if not self.enabled:
             return
         data = _printable(data)
@@ -58,14 +65,16 @@ class Trace:
             )
         else:
             title = self._paint("💭 Thought", "blue") + f" {number}/{total}"
+        title += self._whose(principal)
         self._write(box(title, str(data.get("thought", "")), plain_title=_strip(title)))
 
-    def step(self, data: Mapping[str, Any], session_id: str) -> None:
-        """A CRASH step in CRASH's formats: console, json or markdown."""
+    def step(self, data: Mapping[str, Any], session_id: str, principal: str | None = None) -> None:
+        """A CRASH step in CRASH's formats: console, json or markdown (under HTTP, with its principal)."""
         if not self.enabled:
             return
         if self.format == "json":
-            self._write(json_text({"session_id": session_id, **data}))
+            whose = {"principal": principal} if self.http and principal else {}
+            self._write(json_text({"session_id": session_id, **whose, **data}))
             return
         data = _printable(data)
         step, total = data.get("step_number"), data.get("estimated_total")
@@ -75,7 +84,7 @@ class Trace:
         confidence = data.get("confidence")
         if self.format == "markdown":
             lines = [
-                f"### Step {step}/{total}: {purpose}",
+                f"### Step {step}/{total}: {purpose}{self._whose(principal)}",
                 f"- **Context:** {data.get('context', '')}",
                 f"- **Thought:** {data.get('thought', '')}",
                 f"- **Outcome:** {data.get('outcome', '')}",
@@ -86,7 +95,7 @@ class Trace:
                 lines.append(f"- **Confidence:** {float(confidence):.0%}")
             self._write("\n".join(lines) + "\n")
             return
-        head = self._paint(f"[Step {step}/{total}] {purpose}", "cyan")
+        head = self._paint(f"[Step {step}/{total}] {purpose}", "cyan") + self._whose(principal)
         if confidence is not None:
             head += self._paint(f"  confidence {float(confidence):.0%}", "red" if float(confidence) < 0.5 else "dim")
         body = "\n".join(
@@ -99,9 +108,10 @@ class Trace:
         )
         self._write(box(head, body, plain_title=_strip(head)))
 
-    def minimal(self, step: int, total: int, thought: str, next_action: str) -> None:
+    def minimal(self, step: int, total: int, thought: str, next_action: str, principal: str | None = None) -> None:
         if self.enabled:
             title = self._paint("💭 Step", "blue") + f" {step}/{total} → {printable(next_action, newlines=False)}"
+            title += self._whose(principal)
             self._write(box(title, printable(thought), plain_title=_strip(title)))
 
 

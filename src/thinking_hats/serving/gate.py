@@ -1,67 +1,62 @@
 """Who an HTTP request is, and which connection it belongs to: the ASGI gate in front of the MCP app.
 
 Principals come from bearer tokens (`THINKING_HTTP_TOKEN`, `THINKING_HTTP_TOKENS_FILE`) or are the one local
-principal; the gate also answers health checks, signs and bounds legacy (stateful) sessions, and times out
-half-sent requests.
+principal; the gate also answers health checks, signs and bounds legacy (stateful) sessions, times out
+half-sent requests, runs the app's lifespan (a store that cannot be opened fails the start) and re-reads the
+tokens on SIGHUP.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
+import logging
 import re
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, StoreBusy, StoreUnavailable
 from ..store import LOCAL
+
+log = logging.getLogger("thinking_hats")
+MIN_TOKEN = 16
 
 
 @dataclass(frozen=True)
 class Principals:
-    """The principals HTTP clients authenticate as: bearer token -> name. Empty: the one local principal."""
+    """The principals HTTP clients authenticate as: bearer token -> name. `open`: no token is configured at all,
+    so every request (on loopback only) is the one local principal. A tokens file that lists nobody is not that:
+    it refuses everyone."""
 
     by_token: dict[bytes, str]
+    open: bool = False
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Principals:
+    def from_settings(cls, settings: Settings, loopback: bool = True) -> Principals:
         by_token: dict[bytes, str] = {}
         if settings.thinking_http_token is not None:
-            by_token[settings.thinking_http_token.get_secret_value().encode()] = "default"
+            token = settings.thinking_http_token.get_secret_value()
+            if not loopback and len(token) < MIN_TOKEN:
+                raise ConfigurationError(
+                    f"THINKING_HTTP_TOKEN is shorter than {MIN_TOKEN} characters, too weak to serve beyond "
+                    "loopback: use a long random token (e.g. `openssl rand -hex 24`)."
+                )
+            by_token[token.encode()] = "default"
         path = settings.thinking_http_tokens_file
         if path is not None:
-            try:
-                lines = path.expanduser().read_text(encoding="utf-8").splitlines()
-            except OSError as exc:
-                raise ConfigurationError(
-                    f"cannot read THINKING_HTTP_TOKENS_FILE {path}: {exc.strerror}: give a readable file"
-                ) from None
-            for number, line in enumerate(lines, 1):
-                text = line.strip()
-                if not text or text.startswith("#"):
-                    continue
-                parts = text.split()
-                where = f"THINKING_HTTP_TOKENS_FILE {path}, line {number}"
-                if len(parts) != 2 or not _NAME.match(parts[0]):
-                    raise ConfigurationError(
-                        f"{where}: expected 'name token' (a name of letters, digits, '.', '_' or '-', then the "
-                        "token, separated by a space)"
-                    )
-                name, token = parts
-                if len(token) < 16:
-                    raise ConfigurationError(f"{where}: the token of '{name}' is shorter than 16 characters")
-                if token.encode() in by_token or name in by_token.values():
-                    raise ConfigurationError(f"{where}: '{name}' or its token is listed twice")
-                by_token[token.encode()] = name
-        return cls(by_token)
+            by_token |= _read_tokens(path, set(by_token))
+        return cls(by_token, open=settings.thinking_http_token is None and path is None)
 
     def who(self, authorization: bytes) -> str | None:
         """The principal of an `Authorization` header, or None. Every token is compared, in constant time."""
-        if not self.by_token:
+        if self.open:
             return LOCAL
         given = authorization[7:] if authorization[:7].lower() == b"bearer " else b""
         found = None
@@ -69,6 +64,50 @@ class Principals:
             if hmac.compare_digest(given, token):
                 found = name
         return found
+
+
+def _read_tokens(path: Path, taken: set[bytes]) -> dict[bytes, str]:
+    """THINKING_HTTP_TOKENS_FILE: `name token` lines. Every mistake that would weaken authentication is refused
+    with its line: an unreadable or non-UTF-8 file, a short token, a duplicate, the reserved name `local` (the
+    machine's own principal, which reads what `thinking-hats think` wrote), and a file that lists nobody."""
+    where = f"THINKING_HTTP_TOKENS_FILE {path}"
+    try:
+        lines = path.expanduser().read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read {where}: {exc.strerror}: give a readable file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(
+            f"{where} is not UTF-8 text (byte {exc.start}): save it as UTF-8, one 'name token' per line"
+        ) from None
+    by_token: dict[bytes, str] = {}
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        parts = text.split()
+        at = f"{where}, line {number}"
+        if len(parts) != 2 or not _NAME.match(parts[0]):
+            raise ConfigurationError(
+                f"{at}: expected 'name token' (a name of letters, digits, '.', '_' or '-', then the "
+                "token, separated by a space)"
+            )
+        name, token = parts
+        if name == LOCAL:
+            raise ConfigurationError(
+                f"{at}: '{LOCAL}' is reserved for the machine's own principal (stdio, `thinking-hats think`): "
+                "give this user another name"
+            )
+        if len(token) < MIN_TOKEN:
+            raise ConfigurationError(f"{at}: the token of '{name}' is shorter than {MIN_TOKEN} characters")
+        if token.encode() in by_token or token.encode() in taken or name in by_token.values():
+            raise ConfigurationError(f"{at}: '{name}' or its token is listed twice")
+        by_token[token.encode()] = name
+    if not by_token:
+        raise ConfigurationError(
+            f"{where} lists no principals, so no client could authenticate: add a 'name token' line (to refuse "
+            "everyone, stop the server instead)"
+        )
+    return by_token
 
 
 class Gate:
@@ -81,25 +120,53 @@ class Gate:
     worker or replica (the session's process restarted, or a load balancer sent the request elsewhere) answers it
     statelessly: the thinking state is in the store, so the client does not notice. Legacy sessions are bounded per
     principal: the least recently used is closed to make room, so a flood of `initialize` requests cannot lock
-    anyone else out.
+    anyone else out; one the SDK closed as idle is answered statelessly too.
+
+    It owns the tokens in force (replaced whole on SIGHUP, never dropped) and the process's lifespan.
     """
 
     def __init__(
-        self, app: Any, fallback: Any, principals: Principals, settings: Settings, health: Any, secret: bytes
+        self,
+        app: Any,
+        fallback: Any,
+        principals: Principals,
+        settings: Settings,
+        health: Any,
+        secret: bytes,
+        live: Callable[[str], bool] = lambda session: True,
+        loopback: bool = True,
     ) -> None:
         self.app = app
         self.fallback = fallback  # the same server, stateless: for legacy sessions this process did not open
-        self.principals = principals
-        self.keys = {name: token for token, name in principals.by_token.items()} | {LOCAL: secret}
+        self.settings = settings
+        self.loopback = loopback
+        self.secret = secret
+        self._use(principals)
         self.limit = settings.thinking_http_session_limit
         self.idle = settings.thinking_http_idle_timeout
         self.health = health
+        self.live = live  # whether the SDK still holds a legacy session (it closes idle ones by itself)
+        self.failure: str | None = None  # why the lifespan could not start (reported by the worker's supervisor)
         self._sessions: dict[str, OrderedDict[str, float]] = {}
+
+    def _use(self, principals: Principals) -> None:
+        self.principals = principals
+        self.keys = {name: token for token, name in principals.by_token.items()} | {LOCAL: self.secret}
+
+    def reload(self) -> None:
+        """Re-read the tokens (SIGHUP): a revoked token is refused from the next request on. A file that cannot
+        be used keeps the tokens in force (logged as an error with the fix): a typo never opens the server."""
+        try:
+            principals = Principals.from_settings(self.settings, self.loopback)
+        except ConfigurationError as exc:
+            log.error("tokens not reloaded, the previous ones stay in force: %s", exc)
+            return
+        self._use(principals)
+        log.warning("tokens reloaded: %d principals", len(set(principals.by_token.values())))
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            async with self.fallback.router.lifespan_context(self.fallback):
-                await self.app(scope, receive, send)
+            await self._lifespan(scope, receive, send)
             return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -136,6 +203,8 @@ class Gate:
                 return
             scope[CONNECTION_KEY] = f"http:{session}"
             table = self._sessions.get(principal)
+            if table is not None and session in table and not self.live(session):
+                del table[session]  # the SDK closed it, idle: the client is answered statelessly, as elsewhere
             if table is not None and session in table:
                 table[session] = time.monotonic()
                 table.move_to_end(session)
@@ -198,16 +267,44 @@ class Gate:
 
         await self.app(closing, nothing, discard)
 
+    async def _lifespan(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """The ASGI lifespan of both apps (they share the one store). A store that cannot be opened fails the
+        start-up with its cause in one line (no traceback: the supervisor retries, and logs it once per try),
+        and uvicorn, with lifespan "on", then exits instead of serving without a store. SIGHUP re-reads tokens."""
+        import signal
+
+        await receive()  # lifespan.startup
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                await stack.enter_async_context(self.fallback.router.lifespan_context(self.fallback))
+                await stack.enter_async_context(self.app.router.lifespan_context(self.app))
+            except Exception as exc:
+                self.failure = str(exc) or type(exc).__name__
+                await send({"type": "lifespan.startup.failed", "message": ""})
+                return
+            loop = asyncio.get_running_loop()
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread
+                loop.add_signal_handler(signal.SIGHUP, self.reload)
+                stack.callback(loop.remove_signal_handler, signal.SIGHUP)
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+        await send({"type": "lifespan.shutdown.complete"})
+
     async def _healthz(self, send: Any) -> None:
+        # Which dependency is down, in a word: never exception text (this answer is unauthenticated).
         try:
             # A probe wants an answer within its own timeout, not the store pool's 10 s.
             report = await asyncio.wait_for(self.health(), _HEALTH_SECONDS)
             status, body = 200, {"status": "ok", "store": report}
         except TimeoutError:
-            error = f"the session store did not answer within {_HEALTH_SECONDS} s: check it (THINKING_STORE)"
-            status, body = 503, {"status": "unavailable", "error": error}
+            status, body = 503, {"status": "unavailable", "store": "not answering"}
+        except StoreUnavailable:
+            status, body = 503, {"status": "unavailable", "store": "unreachable"}
+        except StoreBusy:
+            status, body = 503, {"status": "unavailable", "store": "busy"}
         except Exception as exc:  # a load balancer needs a status, whatever broke
-            status, body = 503, {"status": "unavailable", "error": str(exc)}
+            log.warning("health check failed: %s", exc)
+            status, body = 503, {"status": "unavailable", "store": "failing"}
         await _json(send, status, body)
 
 
@@ -215,7 +312,7 @@ UNAUTHORIZED = (
     "unauthorized: send the header 'Authorization: Bearer <token>' "
     "(THINKING_HTTP_TOKEN, or a token from THINKING_HTTP_TOKENS_FILE)"
 )
-_HEALTH_SECONDS = 3
+_HEALTH_SECONDS = 2.5  # the answer, store check included, within the 3 s a probe is promised
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import os
 import socket
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, StoreUnavailable
 from .gate import Gate, Principals
+
+STARTUP_FAILED = 3  # a worker's exit status when its store could not be opened (uvicorn's own code for it)
+# A worker that fails to start is started again after 0.25 s, then 0.5, 1, 2, 4, 8 and every 15 s while it keeps
+# failing (each start costs ~2 s of CPU to import), and a worker that started once is replaced at once.
+# Meanwhile the supervisor checks the store itself every second: when it comes back, the waiting workers start
+# at once, so the service serves again within a worker's start-up time, whatever the backoff had reached.
+_BACKOFF_FIRST_S, _BACKOFF_CAP_S = 0.25, 15.0
+_PROBE_EVERY_S = 1.0
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
@@ -25,14 +35,17 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def http_app(settings: Settings, host: str, secret: bytes | None = None) -> Any:
-    """The ASGI app for `serve --transport http`, with the host and token rules applied."""
+def http_app(
+    settings: Settings, host: str, secret: bytes | None = None, processes: int = 1, metrics_dir: Path | None = None
+) -> Any:
+    """The ASGI app for `serve --transport http`, with the host and token rules applied; `processes`: how many
+    serve (--workers); `metrics_dir`: the run's directory for multiprocess metrics (under --workers)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from ..server import build_server
 
-    principals = Principals.from_settings(settings)
     loopback = is_loopback(host)
+    principals = Principals.from_settings(settings, loopback)
     if not loopback and not principals.by_token:
         raise ConfigurationError(
             f"refusing to serve HTTP on {host} without a token: set THINKING_HTTP_TOKEN or THINKING_HTTP_TOKENS_FILE "
@@ -45,9 +58,12 @@ def http_app(settings: Settings, host: str, secret: bytes | None = None) -> Any:
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=[n for h in names for n in (h, f"{h}:*")],
-            allowed_origins=[o for h in names for o in (f"http://{h}", f"http://{h}:*", f"https://{h}:*")],
+            # https://name is what a browser sends behind a TLS proxy on the default port.
+            allowed_origins=[
+                o for h in names for o in (f"http://{h}", f"http://{h}:*", f"https://{h}", f"https://{h}:*")
+            ],
         )
-    server = build_server(settings)
+    server = build_server(settings, http=True, processes=processes)
     common: dict[str, Any] = {
         "host": host,
         "transport_security": security,
@@ -59,17 +75,29 @@ def http_app(settings: Settings, host: str, secret: bytes | None = None) -> Any:
         max_sessions=None,  # bounded per principal by the Gate instead, so one principal cannot fill it
         **common,
     )
-    return Gate(app, fallback, principals, settings, server.health, secret or os.urandom(32))
+    # The SDK closes an idle legacy session on its own clock; the Gate asks it whether one is still open (the
+    # SDK offers no public way to ask), so a client coming back after the idle timeout is served statelessly.
+    instances = server._lowlevel_server.session_manager._server_instances
+    gate = Gate(app, fallback, principals, settings, server.health, secret or os.urandom(32),
+                live=instances.__contains__, loopback=loopback)  # fmt: skip
+    if not settings.thinking_metrics:
+        return gate
+    from .. import metrics
+    from .exposition import MetricsEndpoint
+
+    recorder = metrics.PrometheusMetrics(metrics_dir)
+    metrics.install(recorder)
+    return MetricsEndpoint(gate, recorder, settings.thinking_metrics_public)
 
 
 def check_store(settings: Settings) -> None:
     """Fail at start-up, with the fix, rather than on the first thought."""
     import asyncio
 
-    from ..store import open_store
+    from ..store import open_store_for
 
     async def probe() -> None:
-        await (await open_store(settings.postgres_url(), settings.database_path())).close()
+        await (await open_store_for(settings)).close()
 
     asyncio.run(probe())
 
@@ -85,8 +113,17 @@ def serve_http(settings: Settings, host: str, port: int, workers: int = 1) -> No
     """
     import sys
 
-    http_app(settings, host)  # refuse a bad configuration here, once, with the fix
-    check_store(settings)
+    from ..limits import Limits
+
+    Limits.from_settings(settings)  # a bad limits file is refused here too, with the fix
+    _checked_app(settings, host)  # refuse a bad configuration here, once, with the fix
+    try:
+        check_store(settings)
+    except StoreUnavailable as exc:
+        if workers == 1:
+            raise  # a process manager (systemd's Restart=) tries again
+        # The supervisor's workers retry, with backoff, until the store is there: nothing else to fix.
+        logging.getLogger("thinking_hats").warning("%s The workers will keep trying.", exc)
     # With workers, this socket only holds the port (it is not listening, so the kernel routes nothing to it).
     sock = _listen(host, port, shared=workers > 1)
     bound = sock.getsockname()[1]
@@ -99,8 +136,9 @@ def serve_http(settings: Settings, host: str, port: int, workers: int = 1) -> No
     # Signs the local principal's legacy session ids; shared by the workers so each can verify the others'.
     secret = os.urandom(32)
     if workers == 1:
-        announce()
-        _serve(settings, host, sock, secret)
+        failure = _serve(settings, host, sock, secret, serving=announce)
+        if failure is not None:
+            raise ConfigurationError(f"cannot serve: {failure}")
     else:
         _supervise(settings, host, sock, workers, secret, announce)
 
@@ -128,20 +166,55 @@ def _listen(host: str, port: int, shared: bool = False) -> socket.socket:
     return sock
 
 
-def _serve(settings: Settings, host: str, sock: socket.socket, secret: bytes) -> None:
+def _checked_app(settings: Settings, host: str) -> None:
+    """Build the app once to refuse a bad configuration, without installing its metrics in this process."""
+    http_app(settings.model_copy(update={"thinking_metrics": False}), host)
+
+
+def _serve(
+    settings: Settings,
+    host: str,
+    sock: socket.socket,
+    secret: bytes,
+    processes: int = 1,
+    serving: Callable[[], None] = lambda: None,
+    metrics_dir: Path | None = None,
+) -> str | None:
     """One process serving the socket. On SIGTERM uvicorn stops accepting and lets requests in flight finish;
-    a thought is bounded by THINKING_DEADLINE, so after that (plus a margin) what is left is cancelled."""
+    a thought is bounded by THINKING_DEADLINE, so after that (plus a margin) what is left is cancelled.
+
+    The lifespan is "on": a process whose store cannot be opened does not serve (returns why, without
+    listening; `serving` is called once it listens). A socket that is not yet listening gets no connections."""
     import uvicorn
 
+    app = http_app(settings, host, secret, processes, metrics_dir)
     config = uvicorn.Config(
-        http_app(settings, host, secret),
+        app,
         log_level=settings.thinking_log_level.lower(),
         access_log=False,
+        lifespan="on",
         timeout_graceful_shutdown=int(settings.thinking_deadline) + 5,
         timeout_keep_alive=5,
         http=_h11_with_header_timeout(settings.thinking_http_idle_timeout),
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    # "Application startup failed. Exiting." says nothing the cause does not: the cause is reported instead.
+    logging.getLogger("uvicorn.error").addFilter(lambda record: "startup failed" not in record.getMessage())
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            try:
+                await super().startup(sockets)
+            except SystemExit:  # uvicorn's way out of a failed lifespan: returned to our caller instead
+                self.should_exit = True
+                return
+            if self.started:
+                serving()
+
+    server = Server(config)
+    server.run(sockets=[sock])
+    if not server.started:
+        return app.failure or "the application did not start"
+    return None
 
 
 def _h11_with_header_timeout(seconds: float) -> type:
@@ -190,39 +263,60 @@ def _h11_with_header_timeout(seconds: float) -> type:
     return Protocol
 
 
-def _worker(host: str, port: int, secret: bytes, listening: Any) -> None:
+def _worker(
+    host: str, port: int, secret: bytes, listening: Any, workers: int, failures: Any, index: int, metrics_dir: Path
+) -> None:
     """A worker process (spawned): its own Settings from the same environment, its own event loop and store, its
-    own listening socket on the port (`listening` is set once it listens)."""
+    own socket on the port, listening once its store is open (`listening` is set then). A worker whose store
+    cannot be opened puts the cause in `failures` and exits with STARTUP_FAILED: its supervisor starts it again."""
+    import signal
+    import sys
+
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # until the app's handler re-reads the tokens
     from ..config import Settings
     from ..logs import setup_logging
 
     settings = Settings()
     setup_logging(settings)
     sock = _listen(host, port, shared=True)
-    sock.listen(2048)
-    listening.set()
-    _serve(settings, host, sock, secret)
+    failure = _serve(settings, host, sock, secret, workers, listening.set, metrics_dir)
+    if failure is not None:
+        failures.put((index, failure))
+        sys.exit(STARTUP_FAILED)
 
 
 def _supervise(
     settings: Settings, host: str, sock: socket.socket, workers: int, secret: bytes, announce: Callable[[], None]
 ) -> None:
-    """Start the workers, announce the address once they listen, restart one that dies, and on SIGTERM/SIGINT pass
-    the signal on and wait for them. `sock` holds the port; each worker listens on a socket of its own."""
-    import logging
+    """Start the workers, announce the address once each listens or has failed once, restart one that dies, and
+    on SIGTERM/SIGINT pass the signal on and wait for them; SIGHUP is passed on (the workers re-read the tokens).
+    `sock` holds the port; each worker listens on a socket of its own.
+
+    A worker that dies after it started is replaced at once. One that could not start (its store is down or
+    locked) is started again with exponential backoff, capped, with one WARNING line per try naming the cause:
+    so the service serves again within seconds of the store coming back, without a restart storm meanwhile."""
     import multiprocessing
     import multiprocessing.connection
+    import shutil
     import signal
+    import tempfile
+    import time
 
     log = logging.getLogger("thinking_hats")
     spawn = multiprocessing.get_context("spawn")
     port = sock.getsockname()[1]
     stopping = False
+    # The workers' metrics files, summed by whichever worker answers /metrics; this run's only, removed at exit.
+    metrics_dir = Path(tempfile.mkdtemp(prefix="thinking-hats-metrics-"))
+    failures = spawn.SimpleQueue()
+    causes: dict[int, str] = {}
 
     def start(index: int) -> tuple[Any, Any]:
         listening = spawn.Event()
         name = f"thinking-hats-worker-{index}"
-        process = spawn.Process(target=_worker, args=(host, port, secret, listening), name=name)
+        process = spawn.Process(
+            target=_worker, args=(host, port, secret, listening, workers, failures, index, metrics_dir), name=name
+        )
         process.start()
         return process, listening
 
@@ -233,22 +327,67 @@ def _supervise(
             if process.is_alive() and process.pid is not None:
                 os.kill(process.pid, signal.SIGTERM)
 
+    def hangup(signum: int, frame: object) -> None:
+        log.warning("SIGHUP: the workers re-read THINKING_HTTP_TOKENS_FILE")
+        for process in processes:
+            if process.is_alive() and process.pid is not None:
+                os.kill(process.pid, signal.SIGHUP)
+
+    signal.signal(signal.SIGHUP, hangup)
     started = [start(i) for i in range(workers)]
     processes = [process for process, _ in started]
+    ready = [listening for _, listening in started]
+    attempts = [0] * workers  # failed starts in a row
+    due: list[float | None] = [None] * workers  # when a worker waiting out its backoff starts again
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    # Announced once every worker listens (or died: the loop below replaces it): a client that connects at once
-    # then waits in a worker's backlog instead of being refused.
+    # Announced once every worker listens (or failed: the loop below starts it again): a client that connects at
+    # once then waits in a worker's backlog instead of being refused.
     for process, listening in started:
         while not stopping and process.is_alive() and not listening.wait(0.1):
             pass
     announce()
+    probed_at, store_was_down = 0.0, False
     while not stopping:
-        multiprocessing.connection.wait([p.sentinel for p in processes], timeout=1.0)
+        now = time.monotonic()
+        if any(d is not None for d in due) and now - probed_at >= _PROBE_EVERY_S:
+            probed_at = now
+            up = _store_answers(settings)
+            if up and store_was_down:  # it came back: no worker waits out the rest of its backoff
+                due = [None if d is None else now for d in due]
+            store_was_down = not up
+        waits = [d - now for d in due if d is not None]
+        running = [p.sentinel for i, p in enumerate(processes) if due[i] is None]
+        multiprocessing.connection.wait(running, timeout=max(0.0, min([_PROBE_EVERY_S, *waits])))
+        while not failures.empty():
+            index, cause = failures.get()
+            causes[index] = cause
+        now = time.monotonic()
         for index, process in enumerate(processes):
-            if not process.is_alive() and not stopping:
+            if stopping:
+                break
+            waiting = due[index]
+            if waiting is not None:
+                if now >= waiting:
+                    due[index] = None
+                    processes[index], ready[index] = start(index)
+                continue
+            if process.is_alive():
+                if ready[index].is_set():
+                    attempts[index] = 0
+                continue
+            if ready[index].is_set() or process.exitcode != STARTUP_FAILED:
                 log.warning("worker %d exited with %s; starting another", index, process.exitcode)
-                processes[index], _ = start(index)
+                attempts[index] = 0
+                processes[index], ready[index] = start(index)
+                continue
+            attempts[index] += 1
+            delay = min(_BACKOFF_FIRST_S * 2 ** (attempts[index] - 1), _BACKOFF_CAP_S)
+            log.warning(
+                "worker %d could not start (try %d): %s Starting it again in %g s.",
+                index, attempts[index], causes.pop(index, "no cause reported."), delay,
+            )  # fmt: skip
+            due[index] = now + delay
     grace = settings.thinking_deadline + 10
     for process in processes:
         process.join(grace)
@@ -256,6 +395,18 @@ def _supervise(
             process.kill()
             process.join()
     sock.close()
+    shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _store_answers(settings: Settings) -> bool:
+    """Whether the store opens now (the supervisor's check while workers wait to start again)."""
+    from ..errors import StoreError
+
+    try:
+        check_store(settings)
+    except StoreError:
+        return False
+    return True
 
 
 def serve_stdio(settings: Settings) -> None:

@@ -17,13 +17,17 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field, replace
 from functools import cached_property
+from time import perf_counter  # not through `time`: the tests move that clock
 from typing import Any, Protocol
 
 from ..errors import InvalidThought, StoreError
+from ..limits import Spent, day_of, minute_of
+from ..metrics import current as metrics
+from ..tracing import current as tracer
 
 LOCAL = "local"  # the one principal of stdio and of loopback HTTP without tokens
 
@@ -110,9 +114,39 @@ class View:
     branches: tuple[str, ...]
     count: int
     default_at: float | None = None  # when the connection's default was last set to this session (if read so)
+    spent: Spent | None = None  # what the principal spent today and this minute (when read with spent=True)
 
 
 EMPTY = View(None, None, None, None, {}, (), (), 0)
+
+
+@dataclass(frozen=True)
+class Charge:
+    """What one call spent, added to its principal's row of the day in the transaction that records the call."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    refused: bool = False  # a limit was reached: recorded without model calls
+
+    @property
+    def paid(self) -> bool:
+        return bool(self.calls or self.input_tokens or self.output_tokens)
+
+
+@dataclass(frozen=True)
+class DayUsage:
+    """One principal's usage on one UTC day (`thinking-hats usage`)."""
+
+    principal: str
+    day: str  # YYYY-MM-DD
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+    calls: int
+    thoughts: int
+    refusals: int
 
 
 @dataclass
@@ -133,6 +167,7 @@ class Write:
     reset: bool = False  # start the session afresh (CRASH_SESSION_TIMEOUT)
     existed: bool = False  # the session was there when the call read it: if it is gone now, it was evicted
     default_at: float | None = None  # View.default_at: the connection's default already names this session
+    charge: Charge | None = None  # added to the principal's usage of the day (None: this call is not counted)
 
 
 @dataclass(frozen=True)
@@ -177,6 +212,25 @@ class Store:
         self.backend = backend
         self._writes = 0
 
+    @asynccontextmanager
+    async def _transaction(self, operation: str, write: bool) -> AsyncIterator[Tx]:
+        """The backend's transaction, timed and counted for /metrics and traced (a span) when tracing is on."""
+        started = perf_counter()
+        failed = False
+        with tracer().store_span(self.backend.name, operation) as span:
+            try:
+                async with self.backend.transaction(write) as tx:
+                    yield tx
+            except StoreError as exc:
+                # The database failed (the backend says so with its error as the cause); not a rule of ours,
+                # such as a session evicted meanwhile.
+                failed = exc.__cause__ is not None
+                if failed:
+                    span.error(type(exc.__cause__).__name__)
+                raise
+            finally:
+                metrics().store(self.backend.name, operation, perf_counter() - started, failed)
+
     @property
     def location(self) -> str:
         return self.backend.location
@@ -193,31 +247,49 @@ class Store:
         connection: str | None = None,
         numbers: Sequence[int] = (),
         window: int = 0,
+        spent: bool = False,
     ) -> View:
-        """The named session (or the connection's default session for `tool`) with what a call needs of it."""
-        async with self.backend.transaction(write=False) as tx:
+        """The named session (or the connection's default session for `tool`) with what a call needs of it.
+
+        With `spent`, also what the principal spent today and this minute (for its limits): read by the statement
+        that reads the session (a join), so the check costs no round trip of its own. Only a call with neither a
+        session nor a connection (a new stateless chain), which reads nothing else, reads it on its own."""
+        if session_id is None and connection is None and not spent:
+            return EMPTY
+        now = time.time()
+        usage_join, usage_params = ("", ()) if not spent else (_USAGE_JOIN, (principal, day_of(now)))
+        usage_columns = _USAGE_COLUMNS if spent else ""
+        async with self._transaction("read", write=False) as tx:
             if session_id is None and connection is not None:
                 # The default session and its row in one statement (a LEFT JOIN: a default whose session was
-                # evicted still names it).
+                # evicted still names it); the one-row FROM keeps the principal's usage when there is no default.
                 rows = await tx.rows(
-                    f"SELECT d.session_id, d.updated, {_SESSION_COLUMNS} FROM defaults d LEFT JOIN sessions s"
-                    " ON s.principal = d.principal AND s.id = d.session_id"
-                    " WHERE d.principal = ? AND d.connection = ? AND d.tool = ?",
-                    (principal, connection, tool),
+                    f"SELECT d.session_id, d.updated, {_SESSION_COLUMNS}{usage_columns} FROM (SELECT 1 AS one) o"
+                    " LEFT JOIN defaults d ON d.principal = ? AND d.connection = ? AND d.tool = ?"
+                    f" LEFT JOIN sessions s ON s.principal = d.principal AND s.id = d.session_id{usage_join}",
+                    (principal, connection, tool, *usage_params),
                 )
-                if not rows:
-                    return EMPTY
-                session_id, default_at, read = rows[0][0], rows[0][1], _session_of(rows[0][2:])
+                used = _spent_of(rows[0][8:], now) if spent else None
+                if rows[0][0] is None:
+                    return replace(EMPTY, spent=used)
+                session_id, default_at, read = rows[0][0], rows[0][1], _session_of(rows[0][2:8])
             elif session_id is None:
-                return EMPTY
+                rows = await tx.rows(f"SELECT {_USAGE_COLUMNS[2:]} FROM (SELECT 1 AS one) o{_USAGE_JOIN}", usage_params)
+                return replace(EMPTY, spent=_spent_of(rows[0], now))
             else:
-                default_at, read = None, await _session(tx, principal, session_id)
+                rows = await tx.rows(
+                    f"SELECT {_SESSION_COLUMNS}{usage_columns} FROM (SELECT 1 AS one) o"
+                    f" LEFT JOIN sessions s ON s.principal = ? AND s.id = ?{usage_join}",
+                    (principal, session_id, *usage_params),
+                )
+                default_at, read = None, _session_of(rows[0][:6])
+                used = _spent_of(rows[0][6:], now) if spent else None
             if read is None:
                 rows = await tx.rows(
                     "SELECT id, tool, at, reason FROM evictions WHERE principal = ? AND id = ?", (principal, session_id)
                 )
                 evicted = Eviction(*rows[0]) if rows else None
-                return View(session_id, None, evicted, None, {}, (), (), 0)
+                return View(session_id, None, evicted, None, {}, (), (), 0, spent=used)
             session, tally = read
             key = (principal, session_id)
             latest = await _entries(
@@ -242,6 +314,7 @@ class Store:
                 branches,
                 count,
                 default_at,
+                used,
             )
 
     async def commit(self, write: Write, reply_for: ReplyFn) -> Committed:
@@ -254,7 +327,7 @@ class Store:
         now = time.time()
         key = (write.principal, write.session_id)
         thought = str(write.data.get("thought", ""))
-        async with self.backend.transaction(write=True) as tx:
+        async with self._transaction("commit", write=True) as tx:
             if not write.existed:
                 await tx.run(
                     "INSERT INTO sessions(principal, id, tool, created, updated, meta) VALUES (?, ?, ?, ?, ?, '{}')"
@@ -284,6 +357,9 @@ class Store:
             data_text = json.dumps(write.data)
             replacing = bool(last) and last[0].same_call(write.number, write.branch_id, thought)
             if replacing and not last[0].failed:
+                # A racing duplicate: nothing is written of the thought, but what its model calls cost is counted.
+                if write.charge is not None and write.charge.paid:
+                    await _charge(tx, write.principal, replace(write.charge, refused=False), now, thought=False)
                 return Committed(last[0], True, count, branches)
             if not replacing:
                 count += 1
@@ -341,6 +417,10 @@ class Store:
                     " DO UPDATE SET session_id = excluded.session_id, updated = excluded.updated",
                     (write.principal, write.connection, write.tool, write.session_id, now),
                 )
+            if write.charge is not None:  # last: the principal's row is locked only until the commit just after
+                await _charge(tx, write.principal, write.charge, now, thought=not replacing)
+        if not write.existed:
+            metrics().session_started(write.tool)
         self._writes += 1
         entry = Entry(write.session_id, seq, write.number, write.branch_id, now, write.data, reply)
         return Committed(entry, False, count, branches)
@@ -348,7 +428,7 @@ class Store:
     # --- reading for reports and resources (principal None: every principal, for the local CLI) ---
     async def sessions(self, principal: str | None, limit: int = 100) -> list[SessionSummary]:
         where, params = ("WHERE s.principal = ?", (principal,)) if principal is not None else ("", ())
-        async with self.backend.transaction(write=False) as tx:
+        async with self._transaction("list", write=False) as tx:
             rows = await tx.rows(
                 "SELECT s.principal, s.id, s.tool, s.created, s.updated,"
                 " (SELECT count(*) FROM entries e WHERE e.principal = s.principal AND e.session_id = s.id)"
@@ -360,7 +440,7 @@ class Store:
     async def session(self, principal: str | None, session_id: str) -> tuple[Session, list[Entry]] | None:
         """One session with all its entries; with principal None, the one session of that id (an id that
         several principals use is ambiguous: StoreError says so)."""
-        async with self.backend.transaction(write=False) as tx:
+        async with self._transaction("session", write=False) as tx:
             if principal is None:
                 owners = await tx.rows("SELECT principal FROM sessions WHERE id = ? LIMIT 2", (session_id,))
                 if len(owners) > 1:
@@ -375,7 +455,7 @@ class Store:
         return read[0], entries
 
     async def numbers(self, principal: str, session_id: str, limit: int = 200) -> list[int]:
-        async with self.backend.transaction(write=False) as tx:
+        async with self._transaction("numbers", write=False) as tx:
             rows = await tx.rows(
                 "SELECT DISTINCT number FROM entries WHERE principal = ? AND session_id = ? ORDER BY number LIMIT ?",
                 (principal, session_id, limit),
@@ -383,26 +463,39 @@ class Store:
         return [int(r[0]) for r in rows]
 
     # --- retention ---
-    async def prune(self, retention_seconds: float, max_sessions: int, grace_seconds: float) -> int:
-        """Delete sessions idle past the retention period, then the least recently used beyond the cap, but
-        never one used within the grace period (the store may exceed the cap meanwhile). Each removal leaves a
-        tombstone for one retention period, so a client naming the session hears that it was evicted."""
+    async def prune(
+        self, retention_seconds: float, max_sessions: int, grace_seconds: float, per_principal: int | None = None
+    ) -> int:
+        """Delete sessions idle past the retention period, then each principal's least recently used beyond its
+        own cap (`per_principal`, default `max_sessions`), but never one used within the grace period (the store
+        may exceed a cap meanwhile). One principal's sessions never make room for another's: a principal within
+        its own cap loses nothing, however full the store. Each removal leaves a tombstone for one retention
+        period, so a client naming the session hears that it was evicted."""
         now = time.time()
         cutoff = now - retention_seconds
-        async with self.backend.transaction(write=True) as tx:
+        cap = max_sessions if per_principal is None else per_principal
+        async with self._transaction("prune", write=True) as tx:
             expired = await tx.rows("SELECT principal, id, tool FROM sessions WHERE updated < ?", (cutoff,))
-            total = int((await tx.rows("SELECT count(*) FROM sessions"))[0][0])
-            over = total - len(expired) - max_sessions
+            # --- fair tenancy: the cap is per principal ---
+            crowded = await tx.rows(
+                "SELECT principal, count(*) FROM sessions WHERE updated >= ? GROUP BY principal HAVING count(*) > ?"
+                " ORDER BY count(*) DESC, principal",
+                (cutoff, cap),
+            )
             capped: list[tuple[Any, ...]] = []
-            if over > 0:
-                capped = await tx.rows(
-                    "SELECT principal, id, tool FROM sessions WHERE updated >= ? AND updated < ?"
+            for principal, held in crowded:
+                capped += await tx.rows(
+                    "SELECT principal, id, tool FROM sessions WHERE principal = ? AND updated >= ? AND updated < ?"
                     " ORDER BY updated, id LIMIT ?",
-                    (cutoff, now - grace_seconds, over),
+                    (principal, cutoff, now - grace_seconds, int(held) - cap),
                 )
-            victims = [(*r, "idle past THINKING_RETENTION_DAYS") for r in expired] + [
-                (*r, "least recently used beyond THINKING_MAX_SESSIONS") for r in capped
-            ]
+            reason = (
+                "least recently used beyond THINKING_MAX_SESSIONS"
+                if per_principal is None
+                else "least recently used beyond THINKING_MAX_SESSIONS_PER_PRINCIPAL"
+            )
+            # --- end fair tenancy ---
+            victims = [(*r, "idle past THINKING_RETENTION_DAYS") for r in expired] + [(*r, reason) for r in capped]
             victims.sort()  # one lock order for every replica pruning at once: no deadlock between them
             if victims:
                 await tx.many(
@@ -421,12 +514,36 @@ class Store:
             )
         return len(victims)
 
+    async def usage(
+        self, principal: str | None = None, since: str | None = None, until: str | None = None
+    ) -> list[DayUsage]:
+        """Usage per principal and UTC day (YYYY-MM-DD bounds, both included), oldest day first."""
+        where: list[str] = ["1 = 1"]
+        params: list[Any] = []
+        if principal is not None:
+            where.append("principal = ?")
+            params.append(principal)
+        for bound, op in ((since, ">="), (until, "<=")):
+            if bound is not None:
+                where.append(f"day {op} ?")
+                params.append(_day_number(bound))
+        async with self._transaction("usage", write=False) as tx:
+            rows = await tx.rows(
+                "SELECT principal, day, input_tokens, output_tokens, cached_tokens, calls, thoughts, refusals"
+                f" FROM principal_usage WHERE {' AND '.join(where)} ORDER BY day, principal",
+                params,
+            )
+        return [
+            DayUsage(r[0], time.strftime("%Y-%m-%d", time.gmtime(int(r[1]) * 86400)), *(int(v) for v in r[2:]))
+            for r in rows
+        ]
+
     def due_for_pruning(self, every: int = 200) -> bool:
         return self._writes % every == 0
 
     async def ping(self) -> dict[str, Any]:
         """A cheap round trip, for load balancers' health checks."""
-        async with self.backend.transaction(write=False) as tx:
+        async with self._transaction("ping", write=False) as tx:
             version = (await tx.rows("SELECT version FROM schema_version"))[0][0]
         return {"backend": self.backend.name, "schema": int(version)}
 
@@ -468,6 +585,50 @@ def _split(meta_text: str) -> tuple[dict[str, Any], Tally | None]:
     return meta, None if count is None or branches is None else (int(count), tuple(branches))
 
 
+# What a principal spent, joined onto the statement that reads the session: today's row of principal_usage.
+_USAGE_COLUMNS = ", u.day, u.input_tokens + u.output_tokens, u.minute, u.minute_calls"
+_USAGE_JOIN = " LEFT JOIN principal_usage u ON u.principal = ? AND u.day = ?"
+
+
+def _spent_of(r: Sequence[Any], now: float) -> Spent:
+    if r[0] is None:  # nothing spent today
+        return Spent(day_of(now))
+    return Spent(int(r[0]), int(r[1]), int(r[2]), int(r[3]))
+
+
+async def _charge(tx: Tx, principal: str, charge: Charge, now: float, thought: bool) -> None:
+    """Add a call's cost to its principal's row of the day. The minute's calls start afresh in a new minute."""
+    await tx.run(
+        "INSERT INTO principal_usage(principal, day, input_tokens, output_tokens, cached_tokens, calls, thoughts,"
+        " refusals, minute, minute_calls) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (principal, day) DO UPDATE SET"
+        " input_tokens = principal_usage.input_tokens + excluded.input_tokens,"
+        " output_tokens = principal_usage.output_tokens + excluded.output_tokens,"
+        " cached_tokens = principal_usage.cached_tokens + excluded.cached_tokens,"
+        " calls = principal_usage.calls + excluded.calls,"
+        " thoughts = principal_usage.thoughts + excluded.thoughts,"
+        " refusals = principal_usage.refusals + excluded.refusals,"
+        " minute_calls = CASE WHEN excluded.minute > principal_usage.minute THEN excluded.minute_calls"
+        " ELSE principal_usage.minute_calls + excluded.minute_calls END,"
+        " minute = CASE WHEN excluded.minute > principal_usage.minute THEN excluded.minute"
+        " ELSE principal_usage.minute END",
+        (
+            principal, day_of(now), charge.input_tokens, charge.output_tokens, charge.cached_tokens, charge.calls,
+            int(thought), int(charge.refused), minute_of(now), charge.calls,
+        ),
+    )  # fmt: skip
+
+
+def _day_number(day: str) -> int:
+    import calendar
+
+    try:
+        parsed = time.strptime(day, "%Y-%m-%d")
+    except ValueError:
+        raise InvalidThought(f"'{day}' is not a day: write it as YYYY-MM-DD (UTC)") from None
+    return calendar.timegm(parsed) // 86400
+
+
 async def _entries(tx: Tx, where: str, params: Sequence[Any]) -> list[Entry]:
     rows = await tx.rows(f"SELECT {_ENTRY_COLUMNS} FROM entries {where}", params)
     return [Entry(r[0], int(r[1]), int(r[2]), r[3], r[4], json.loads(r[5]), r[6]) for r in rows]
@@ -484,12 +645,34 @@ async def _count(tx: Tx, key: tuple[str, str]) -> Tally:
     return count, tuple(r[0] for r in rows)
 
 
-async def open_store(url: str | None, sqlite_path: Any = None) -> Store:
-    """`url` postgresql://... opens PostgreSQL; otherwise SQLite at `sqlite_path` (None: in memory)."""
+async def open_store(
+    url: str | None,
+    sqlite_path: Any = None,
+    *,
+    pool_size: int | None = None,
+    lock_s: float = 5.0,
+    statement_s: float = 15.0,
+) -> Store:
+    """`url` postgresql://... opens PostgreSQL; otherwise SQLite at `sqlite_path` (None: in memory).
+    `pool_size`: PostgreSQL connections of this process; `lock_s`/`statement_s`: how long a transaction may wait
+    for a lock / one statement may run (THINKING_STORE_LOCK_TIMEOUT, THINKING_STORE_STATEMENT_TIMEOUT)."""
     if url is not None and url.startswith(("postgresql://", "postgres://")):
-        from .postgres import open_postgres
+        from .postgres import _POOL_SIZE, Waits, open_postgres
 
-        return Store(await open_postgres(url))
+        return Store(await open_postgres(url, pool_size or _POOL_SIZE, Waits(lock_s, statement_s)))
     from .sqlite import open_sqlite
 
-    return Store(open_sqlite(sqlite_path))
+    return Store(open_sqlite(sqlite_path, lock_s))
+
+
+async def open_store_for(settings: Any, processes: int = 1) -> Store:
+    """open_store with the operator's settings: the replica's pool shared out over its `processes` (workers)."""
+    import math
+
+    return await open_store(
+        settings.postgres_url(),
+        settings.database_path(),
+        pool_size=max(2, math.ceil(settings.thinking_store_pool_size / max(processes, 1))),
+        lock_s=settings.thinking_store_lock_timeout,
+        statement_s=settings.thinking_store_statement_timeout,
+    )

@@ -2,12 +2,15 @@
 
 Version 1 is the single-user SQLite layout (no principals; a thought row written before its reply). Version 2
 keys everything by principal, writes a thought and its reply in one row, and remembers evictions and the
-default session of each connection. A store never runs code older than its schema: a newer version is refused.
+default session of each connection. Version 3 adds what each principal spent per UTC day (tokens, model calls,
+thoughts, refusals, and the calls of the current minute), for limits and `thinking-hats usage`; its table is
+created where missing, so 2 -> 3 needs nothing else. A store never runs code older than its schema: a newer
+version is refused.
 """
 
 from __future__ import annotations
 
-VERSION = 2
+VERSION = 3
 
 # Written once per dialect: SQLite has REAL/INTEGER, PostgreSQL DOUBLE PRECISION/BIGINT; the rest is the same.
 _TABLES = """
@@ -53,6 +56,19 @@ CREATE TABLE IF NOT EXISTS defaults (
     PRIMARY KEY (principal, connection, tool)
 );
 CREATE INDEX IF NOT EXISTS defaults_by_updated ON defaults(updated);
+CREATE TABLE IF NOT EXISTS principal_usage (
+    principal     TEXT NOT NULL,
+    day           {int} NOT NULL,
+    input_tokens  {int} NOT NULL DEFAULT 0,
+    output_tokens {int} NOT NULL DEFAULT 0,
+    cached_tokens {int} NOT NULL DEFAULT 0,
+    calls         {int} NOT NULL DEFAULT 0,
+    thoughts      {int} NOT NULL DEFAULT 0,
+    refusals      {int} NOT NULL DEFAULT 0,
+    minute        {int} NOT NULL DEFAULT 0,
+    minute_calls  {int} NOT NULL DEFAULT 0,
+    PRIMARY KEY (principal, day)
+);
 """
 
 SQLITE_TABLES = _TABLES.format(real="REAL", int="INTEGER")

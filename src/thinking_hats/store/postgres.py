@@ -14,12 +14,13 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import StoreError
+from ..errors import StoreBusy, StoreError, StoreUnavailable
+from ..redaction import passwords_in, redact_url, scrub
 from . import _schema
 
-_POOL_SIZE = 10  # per process: enough for the thoughts one event loop has in flight between model calls
+_POOL_SIZE = 10  # per process, unless the caller sizes it (THINKING_STORE_POOL_SIZE over --workers)
+_CONNECT_S = 5  # the first connection at start-up: a database that is down fails the start at once
 _FRESH_S = 1.0  # a pooled connection used this recently is handed out without a ping
 _MIGRATION_LOCK = 0x7468696E6B  # pg_advisory_xact_lock key: one replica migrates, the others wait
 
@@ -50,9 +51,10 @@ class PostgresBackend:
     name = "postgresql"
     lock = " FOR UPDATE"
 
-    def __init__(self, pool: Any, location: str) -> None:
+    def __init__(self, pool: Any, location: str, waits: Waits | None = None) -> None:
         self._pool = pool
         self.location = location
+        self.waits = waits or Waits()
 
     @asynccontextmanager
     async def transaction(self, write: bool) -> AsyncIterator[_PostgresTx]:
@@ -68,7 +70,7 @@ class PostgresBackend:
                 async with conn.transaction():
                     yield _PostgresTx(conn)
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-            raise _store_error(exc, self.location) from exc
+            raise _store_error(exc, self.location, self.waits, self._pool) from exc
 
     async def close(self) -> None:
         await self._pool.close()
@@ -98,17 +100,30 @@ class _Liveness:
 
 
 def redacted(url: str) -> str:
-    """The URL without its password, for messages and `doctor`."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    """The URL without its password (in any form), for messages and `doctor`."""
+    return redact_url(url)
 
 
-async def open_postgres(url: str) -> PostgresBackend:
+class Waits:
+    """How long a transaction may wait, server side (PostgreSQL's lock_timeout and statement_timeout): a row
+    lock held by another call or a runaway statement ends the call with a retryable error, and its connection
+    goes back to the pool, instead of holding it while every other tenant's call waits for one."""
+
+    def __init__(self, lock_s: float = 5.0, statement_s: float = 15.0) -> None:
+        self.lock_s, self.statement_s = lock_s, statement_s
+
+    def options(self, url: str) -> str:
+        """The connection's `options` startup parameter: the URL's own, then the timeouts (no round trip)."""
+        from psycopg.conninfo import conninfo_to_dict
+
+        given = str(conninfo_to_dict(url).get("options") or "")
+        ours = f"-c lock_timeout={int(self.lock_s * 1000)} -c statement_timeout={int(self.statement_s * 1000)}"
+        return f"{given} {ours}".strip()
+
+
+async def open_postgres(url: str, pool_size: int = _POOL_SIZE, waits: Waits | None = None) -> PostgresBackend:
     location = redacted(url)
+    waits = waits or Waits()
     try:
         import psycopg
         import psycopg_pool
@@ -117,13 +132,27 @@ async def open_postgres(url: str) -> PostgresBackend:
             f"THINKING_STORE is {location}, but the PostgreSQL driver is not installed: "
             "pip install 'thinking-hats[postgres]'"
         ) from None
+    options = waits.options(url)
+    # One plain connection first: a database that is down, or a role, password or database that is wrong, is
+    # reported as itself at once (the pool would retry it for its whole timeout and then only say it is "incomplete").
+    try:
+        conn = await psycopg.AsyncConnection.connect(url, connect_timeout=_CONNECT_S, autocommit=True, options=options)
+    except psycopg.Error as exc:
+        raise _cannot_open(exc, url, location) from None
+    try:
+        async with conn.transaction():
+            await _migrate(conn)
+    except psycopg.Error as exc:
+        raise _cannot_open(exc, url, location) from None
+    finally:
+        await conn.close()
     liveness = _Liveness(psycopg_pool.AsyncConnectionPool.check_connection)
     pool = psycopg_pool.AsyncConnectionPool(
         url,
         min_size=1,
-        max_size=_POOL_SIZE,
+        max_size=max(pool_size, 1),
         open=False,
-        kwargs={"autocommit": True},
+        kwargs={"autocommit": True, "options": options},
         # A replica outlives restarts of the database: a connection found dead is replaced, not handed out.
         check=liveness.check,
         reset=liveness.returned,
@@ -135,18 +164,31 @@ async def open_postgres(url: str) -> PostgresBackend:
     )
     try:
         await pool.open(wait=True, timeout=10)
-        async with pool.connection() as conn, conn.transaction():
-            await _migrate(conn)
     except (psycopg.Error, psycopg_pool.PoolTimeout, OSError) as exc:
         await pool.close()
-        raise StoreError(
-            f"cannot open the session store at {location}: {str(exc).strip() or type(exc).__name__}. "
-            "Check THINKING_STORE (postgresql://user:password@host:port/database) and that the server is up."
-        ) from exc
+        raise _cannot_open(exc, url, location) from None
     except BaseException:
         await pool.close()
         raise
-    return PostgresBackend(pool, location)
+    return PostgresBackend(pool, location, waits)
+
+
+def _cannot_open(exc: BaseException, url: str, location: str) -> StoreError:
+    """Why the store cannot be opened: the server refused us (configuration) or is not there (yet)."""
+    said = " ".join(scrub(str(exc), passwords_in(url)).split()) or type(exc).__name__  # one line, for logs
+    said = said.removeprefix("connection failed: ")
+    transient = ("starting up", "shutting down", "too many clients", "recovery mode")
+    if "FATAL:" in said and not any(t in said for t in transient):
+        return StoreError(
+            f"the session store at {location} refused the connection: {said}. Check the role, its password and the "
+            "database in THINKING_STORE (postgresql://user:password@host:port/database) and pg_hba.conf."
+        )
+    if isinstance(exc, StoreError):
+        return exc
+    return StoreUnavailable(
+        f"cannot open the session store at {location}: {said}. "
+        "Check THINKING_STORE (postgresql://user:password@host:port/database) and that the server is up."
+    )
 
 
 async def _migrate(conn: Any) -> None:
@@ -171,18 +213,36 @@ async def _migrate(conn: Any) -> None:
         await conn.execute("INSERT INTO schema_version(version) VALUES (%s)", (_schema.VERSION,))
 
 
-def _store_error(exc: Exception, location: str) -> StoreError:
+def _store_error(exc: Exception, location: str, waits: Waits, pool: Any = None) -> StoreError:
     import psycopg
     import psycopg_pool
 
+    said = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, psycopg.errors.DiskFull):
         return StoreError(
             f"the session store at {location} is out of disk space: nothing was recorded. "
             "Free space on the database server, then send the same call again."
         )
+    if isinstance(exc, psycopg.errors.LockNotAvailable):
+        return StoreBusy(
+            f"the session is busy with another call; retry. (Its lock in the session store was held for longer "
+            f"than THINKING_STORE_LOCK_TIMEOUT={waits.lock_s:g} s: nothing was recorded.)"
+        )
+    if isinstance(exc, psycopg.errors.QueryCanceled):
+        return StoreBusy(
+            f"the session store at {location} did not finish within THINKING_STORE_STATEMENT_TIMEOUT="
+            f"{waits.statement_s:g} s (it is overloaded or a statement is stuck): nothing was recorded; retry."
+        )
+    if isinstance(exc, psycopg_pool.PoolTimeout) and pool is not None:
+        stats = pool.get_stats()
+        if stats.get("pool_size", 0) >= pool.max_size and stats.get("pool_available", 0) == 0:
+            return StoreBusy(
+                f"all {pool.max_size} store connections of this process stayed in use for {pool.timeout:g} s: "
+                "nothing was recorded; retry (or raise THINKING_STORE_POOL_SIZE)."
+            )
     if isinstance(exc, (psycopg.OperationalError, psycopg_pool.PoolTimeout)):
-        return StoreError(
-            f"the session store at {location} cannot be reached ({str(exc).strip() or type(exc).__name__}): "
+        return StoreUnavailable(
+            f"the session store at {location} cannot be reached ({said}): "
             "nothing was recorded. Check that PostgreSQL is up (THINKING_STORE), then send the same call again."
         )
-    return StoreError(f"the session store at {location} failed ({exc}): nothing was recorded. Send the call again.")
+    return StoreError(f"the session store at {location} failed ({said}): nothing was recorded. Send the call again.")

@@ -1,0 +1,184 @@
+"""Per-principal limits: model tokens per UTC day and model calls per minute, checked against what the store says
+was spent.
+
+The store keeps one usage row per principal and day (see `store.Spent`); a thought reads it in the same call that
+reads its session, and adds to it in the transaction that records the thought. A thought is admitted while its
+principal is under both limits, so a limit is overshot by at most what the thoughts admitted meanwhile (in
+flight, on any worker or replica) spend. Over a limit, a thought is still recorded, with a record-only reply
+whose notice names the limit, what was used and when it resets.
+
+`Limits` owns the table of limits: the defaults (THINKING_PRINCIPAL_TOKENS_PER_DAY,
+THINKING_PRINCIPAL_CALLS_PER_MINUTE) and the overrides of THINKING_PRINCIPAL_LIMITS_FILE, one line per principal:
+
+    # name    overrides (a limit left out keeps the default; none = no limit)
+    alice     tokens_per_day=2000000 calls_per_minute=120
+    ci-bot    tokens_per_day=none
+    local     calls_per_minute=30
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Settings
+from .errors import ConfigurationError
+
+DAY_S = 86_400
+MINUTE_S = 60
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_KEYS = {
+    "tokens_per_day": "THINKING_PRINCIPAL_TOKENS_PER_DAY",
+    "calls_per_minute": "THINKING_PRINCIPAL_CALLS_PER_MINUTE",
+}
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One principal's limits (None: no limit)."""
+
+    tokens_per_day: int | None = None
+    calls_per_minute: int | None = None
+
+    @property
+    def any(self) -> bool:
+        return self.tokens_per_day is not None or self.calls_per_minute is not None
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What a principal has spent, as the store read it: today's tokens and this minute's model calls."""
+
+    day: int  # days since the epoch (UTC) of the row read
+    tokens: int = 0  # input + output tokens of that day
+    minute: int = 0  # minutes since the epoch of the calls counted in `minute_calls`
+    minute_calls: int = 0
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A limit reached: what the reply's notice says, and the structured part of it."""
+
+    setting: str  # the variable that sets the limit's default
+    principal: str
+    used: int
+    limit: int
+    unit: str  # "tokens today" | "model calls this minute"
+    resets_at: float  # epoch seconds
+    retry_after: int  # whole seconds until it resets
+
+    def notice(self) -> str:
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.resets_at))
+        return (
+            f"Limit reached: {self.setting} for principal '{self.principal}' ({self.used:,} of {self.limit:,} "
+            f"{self.unit}); resets at {when}, retry after {self.retry_after} s. The thought was recorded "
+            "without model analysis."
+        )
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "limit": self.setting,
+            "principal": self.principal,
+            "used": self.used,
+            "allowed": self.limit,
+            "resetsAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.resets_at)),
+            "retryAfter": self.retry_after,
+        }
+
+
+def day_of(now: float) -> int:
+    return int(now // DAY_S)
+
+
+def minute_of(now: float) -> int:
+    return int(now // MINUTE_S)
+
+
+class Limits:
+    """The limits of every principal: the defaults from Settings, each overridden by its line of the limits file."""
+
+    def __init__(self, default: Limit, overrides: dict[str, Limit] | None = None) -> None:
+        self.default = default
+        self.overrides = overrides or {}
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Limits:
+        default = Limit(settings.thinking_principal_tokens_per_day, settings.thinking_principal_calls_per_minute)
+        path = settings.thinking_principal_limits_file
+        return cls(default, _read(path.expanduser(), default) if path is not None else {})
+
+    @property
+    def active(self) -> bool:
+        """Whether any principal has a limit (if none has, the store is not asked what was spent)."""
+        return self.default.any or any(limit.any for limit in self.overrides.values())
+
+    def of(self, principal: str) -> Limit:
+        return self.overrides.get(principal, self.default)
+
+    def check(self, principal: str, spent: Spent | None, now: float | None = None) -> Refusal | None:
+        """The limit this principal has reached (None: under both). Rate first: it resets soonest."""
+        limit = self.of(principal)
+        if spent is None or not limit.any:
+            return None
+        now = time.time() if now is None else now
+        minute, day = minute_of(now), day_of(now)
+        per_minute = limit.calls_per_minute
+        if per_minute is not None and spent.minute == minute and spent.minute_calls >= per_minute:
+            resets = (minute + 1) * MINUTE_S
+            return Refusal(
+                _KEYS["calls_per_minute"], principal, spent.minute_calls, per_minute,
+                "model calls this minute", resets, max(1, int(resets - now + 0.999)),
+            )  # fmt: skip
+        if limit.tokens_per_day is not None and spent.day == day and spent.tokens >= limit.tokens_per_day:
+            resets = (day + 1) * DAY_S
+            return Refusal(
+                _KEYS["tokens_per_day"], principal, spent.tokens, limit.tokens_per_day,
+                "tokens today", resets, max(1, int(resets - now + 0.999)),
+            )  # fmt: skip
+        return None
+
+
+def _read(path: Path, default: Limit) -> dict[str, Limit]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot read THINKING_PRINCIPAL_LIMITS_FILE {path}: {exc.strerror}: give a readable file"
+        ) from None
+    except UnicodeDecodeError:
+        raise ConfigurationError(f"THINKING_PRINCIPAL_LIMITS_FILE {path} is not UTF-8 text: save it as UTF-8") from None
+    found: dict[str, Limit] = {}
+    for number, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        where = f"THINKING_PRINCIPAL_LIMITS_FILE {path}, line {number}"
+        name, *settings = text.split()
+        if not _NAME.match(name):
+            raise ConfigurationError(f"{where}: '{name}' is not a principal name (letters, digits, '.', '_', '-')")
+        if name in found:
+            raise ConfigurationError(f"{where}: '{name}' is listed twice")
+        values: dict[str, int | None] = {
+            "tokens_per_day": default.tokens_per_day,
+            "calls_per_minute": default.calls_per_minute,
+        }
+        for setting in settings:
+            key, _, value = setting.partition("=")
+            if key not in _KEYS:
+                raise ConfigurationError(
+                    f"{where}: unknown setting '{key}'; write tokens_per_day=N and/or calls_per_minute=N "
+                    "(N a whole number, or none for no limit)"
+                )
+            values[key] = _amount(value, f"{where}: {key}")
+        found[name] = Limit(values["tokens_per_day"], values["calls_per_minute"])
+    return found
+
+
+def _amount(value: str, where: str) -> int | None:
+    if value.lower() in ("none", "unlimited"):
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigurationError(f"{where}={value!r}: give a whole number of at least 1, or none for no limit")
+    return int(value)

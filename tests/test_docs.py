@@ -1,0 +1,62 @@
+"""The documentation pages generated from the code are the ones committed: they cannot drift from `Settings` or
+from the tools the server publishes."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import re
+from pathlib import Path
+from types import ModuleType
+
+import jsonschema
+import pytest
+
+from thinking_hats.config import Settings
+from thinking_hats.server import build_server
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def reference() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("docs_reference", DOCS / "reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("page", ["configuration.md", "tool-schemas.md"])
+def test_the_committed_generated_page_is_what_the_code_gives(page: str) -> None:
+    committed = (DOCS / page).read_text(encoding="utf-8")
+    assert committed == reference().PAGES[page](), f"docs/{page} is out of date: run python docs/reference.py"
+
+
+def test_the_configuration_reference_lists_every_documented_setting_with_its_default() -> None:
+    page = reference().configuration_page()
+    for name, field in Settings.model_fields.items():
+        if field.description:
+            row = next(line for line in page.splitlines() if line.startswith(f"| `{name.upper()}` |"))
+            assert field.description.replace("|", "\\|") in row
+    assert "| `THINKING_DEADLINE` | number | `45` |" in page
+    assert "| `THINKING_HTTP_TOKEN` | secret | unset |" in page
+
+
+def test_every_example_on_the_tools_page_fits_the_schema_the_server_publishes() -> None:
+    tools = {t.name: t for t in asyncio.run(build_server(Settings(thinking_store="memory")).list_tools())}
+    kinds = [  # (a key only that example has, tool, which schema)
+        ("thoughtHistoryLength", "sequentialthinking", "output_schema"),
+        ("thoughtNumber", "sequentialthinking", "input_schema"),
+        ("completed", "crash", "output_schema"),
+        ("purpose", "crash", "input_schema"),
+        ("status", "sequential_thinking", "output_schema"),
+        ("total_steps", "sequential_thinking", "input_schema"),
+    ]
+    examples = [json.loads(b) for b in re.findall(r"^```json\n(.*?)^```", (DOCS / "tools.md").read_text(), re.S | re.M)]
+    checked = set()
+    for example in examples:
+        key, tool, schema = next(kind for kind in kinds if kind[0] in example)
+        jsonschema.validate(example, getattr(tools[tool], schema))
+        checked.add(key)
+    assert checked == {kind[0] for kind in kinds}  # an input and a reply of each tool

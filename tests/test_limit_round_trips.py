@@ -1,0 +1,96 @@
+"""The limit check costs a thought no store round trip of its own: what the principal spent is read by the same
+statement that reads the session, and the usage is written in the thought's own transaction. Counted here as the
+statements and transactions each thought sends to the store, with limits off and on."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from limits_worker import FixedCost
+from thinking_hats.config import Settings
+from thinking_hats.limits import Limit, Limits
+from thinking_hats.store import Caller, Store, open_store
+from thinking_hats.thoughts import Thinking, ThoughtInput
+from thinking_hats.trace import Trace
+
+
+class Counted:
+    """A backend's transactions, counted: (transactions, statements) per kind (read or write)."""
+
+    def __init__(self, backend: Any) -> None:
+        self.inner = backend
+        self.name, self.location, self.lock = backend.name, backend.location, backend.lock
+        self.transactions = {"read": 0, "write": 0}
+        self.statements = {"read": 0, "write": 0}
+
+    @asynccontextmanager
+    async def transaction(self, write: bool) -> AsyncIterator[Any]:
+        kind = "write" if write else "read"
+        self.transactions[kind] += 1
+        counts = self.statements
+
+        class Tx:
+            def __init__(self, tx: Any) -> None:
+                self.tx = tx
+
+            async def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+                counts[kind] += 1
+                return list(await self.tx.rows(sql, params))
+
+            async def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+                counts[kind] += 1
+                return int(await self.tx.run(sql, params))
+
+            async def many(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
+                counts[kind] += 1
+                await self.tx.many(sql, params)
+
+        async with self.inner.transaction(write) as tx:
+            yield Tx(tx)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def check(self) -> dict[str, Any]:
+        return dict(await self.inner.check())
+
+
+async def trips(path: Path, limits: Limits, caller: Caller, named: bool) -> list[dict[str, dict[str, int]]]:
+    """The store traffic of each of three thoughts in one session (named, or the connection's default)."""
+    opened = await open_store(None, path)
+    counted = Counted(opened.backend)
+    store = Store(counted)
+    settings = Settings(disable_thought_logging=True)
+    thinking = Thinking(settings, store, Trace(settings), FixedCost(), limits=limits)
+    seen = []
+    try:
+        for n in (1, 2, 3):
+            before = {k: dict(v) for k, v in (("tx", counted.transactions), ("sql", counted.statements))}
+            inp = ThoughtInput(thought=f"thought {n}", thought_number=n, total_thoughts=3, next_thought_needed=True,
+                               session_id="named" if named else None, strategy="single")  # fmt: skip
+            await thinking.think(inp, caller)
+            seen.append(
+                {
+                    "tx": {k: counted.transactions[k] - before["tx"][k] for k in counted.transactions},
+                    "sql": {k: counted.statements[k] - before["sql"][k] for k in counted.statements},
+                }
+            )
+    finally:
+        await store.close()
+    return seen
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named session", "connection's default session"])
+async def test_a_limited_thought_sends_the_store_exactly_what_an_unlimited_one_does(
+    tmp_path: Path, named: bool
+) -> None:
+    caller = Caller("bob", "conn-1")
+    free = await trips(tmp_path / "free.sqlite3", Limits(Limit()), caller, named)
+    limited = await trips(tmp_path / "limited.sqlite3", Limits(Limit(1_000_000, 1000)), caller, named)
+    assert limited == free
+    assert all(t["tx"] == {"read": 1, "write": 1} for t in limited)  # one read, one write transaction a thought

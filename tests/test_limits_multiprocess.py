@@ -1,0 +1,71 @@
+"""A limit holds across processes: four OS processes hammer one principal on one PostgreSQL database, several
+thoughts in flight in each, and the principal's tokens overshoot the daily limit by at most what the thoughts in
+flight spent; every paid call is counted, and every thought, refused or not, is recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import queue
+
+from limits_worker import COST, PRINCIPAL, hammer
+from thinking_hats.store import open_store
+
+PROCESSES, LANES, PER_LANE = 4, 4, 15  # 240 thoughts, at most 16 in flight at once
+LIMIT = 5_000  # tokens: 50 thoughts of 100
+DEADLINE = 120.0
+
+
+def test_four_processes_overshoot_a_principals_token_limit_by_at_most_the_thoughts_in_flight(
+    postgres_url: str,
+) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(PROCESSES, timeout=DEADLINE)
+    results = ctx.Queue()
+    processes = [
+        ctx.Process(target=hammer, args=(postgres_url, i, LANES, PER_LANE, LIMIT, barrier, results))
+        for i in range(PROCESSES)
+    ]
+    for p in processes:
+        p.start()
+    counts: list[dict[str, int]] = []
+    failures: list[str] = []
+    try:
+        for _ in processes:
+            try:
+                _, done, failure = results.get(timeout=DEADLINE)
+            except queue.Empty:
+                failures.append(f"a worker sent nothing within {DEADLINE} s")
+                break
+            counts.append(done)
+            if failure:
+                failures.append(failure)
+    finally:
+        for p in processes:
+            p.join(timeout=DEADLINE)
+            if p.is_alive():
+                p.kill()
+                p.join()
+    assert not failures, "\n".join(failures)
+
+    async def usage() -> list[object]:
+        store = await open_store(postgres_url)
+        try:
+            return list(await store.usage(PRINCIPAL))
+        finally:
+            await store.close()
+
+    [row] = asyncio.run(usage())
+    admitted = sum(c["augmented"] for c in counts)
+    refused = sum(c["refused"] for c in counts)
+    paid = sum(c["paid"] for c in counts)
+    per_thought = COST.input_tokens + COST.output_tokens
+    tokens = row.input_tokens + row.output_tokens  # type: ignore[attr-defined]
+    in_flight = PROCESSES * LANES
+    assert admitted + refused == PROCESSES * LANES * PER_LANE == row.thoughts  # type: ignore[attr-defined]
+    assert refused == row.refusals > 0  # type: ignore[attr-defined]
+    assert paid == admitted == row.calls  # type: ignore[attr-defined]  # every paid call counted
+    assert tokens == admitted * per_thought >= LIMIT
+    # Each admitted thought saw the principal under the limit; only those already in flight could add to it.
+    assert tokens - LIMIT < in_flight * per_thought, f"{tokens} tokens against a limit of {LIMIT}"
+    print(f"limit {LIMIT}, spent {tokens} ({admitted} thoughts admitted, {refused} refused)")
