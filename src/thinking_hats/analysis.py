@@ -16,6 +16,7 @@ from pydantic.alias_generators import to_camel
 Hat = Literal["factual", "emotional", "critical", "optimistic", "creative"]
 HATS: tuple[Hat, ...] = ("factual", "emotional", "critical", "optimistic", "creative")
 Role = Literal["factual", "emotional", "critical", "optimistic", "creative", "synthesis"]
+ROLES: tuple[Role, ...] = (*HATS, "synthesis")
 RunStatus = Literal["ok", "failed", "timeout", "cancelled", "skipped"]
 
 
