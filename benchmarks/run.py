@@ -49,6 +49,7 @@ if __name__ == "__main__":
 
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
+import itertools  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import pstats  # noqa: E402
@@ -61,7 +62,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
 from collections.abc import AsyncIterator, Awaitable, Callable  # noqa: E402
-from contextlib import AsyncExitStack, asynccontextmanager  # noqa: E402
+from contextlib import asynccontextmanager  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -424,60 +425,120 @@ async def http_server(env: dict[str, str]) -> AsyncIterator[str]:
         drainer.cancel()
 
 
-async def bench_concurrency(ctx: Ctx) -> list[dict[str, Any]]:
-    """N thoughts in N sessions at once vs one alone, clients connected beforehand (thoughts, not handshakes)."""
-    plan, stub, rows = ctx.plan, ctx.stub, []
-    async with (
-        http_server(server_env(ctx.work / "http", stub, THINKING_HAT_TIMEOUT="30")) as url,
-        AsyncExitStack() as stack,
-    ):
-        clients = [await stack.enter_async_context(Client(url)) for _ in range(plan.concurrent)]
-        (server,) = child_processes(b"serve")
+async def bench_concurrency(ctx: Ctx) -> dict[str, Any]:
+    """N triple thoughts in N sessions at once vs one alone, over HTTP, with --workers 1 and 2; and beside them, in
+    the same run, the server CPU per thought against the floors of its stack making the same model calls.
 
-        async def one(client: Client, session: str) -> None:
-            result = await client.call_tool("sequentialthinking", thought(HARD, 1, 1, session, strategy="triple"))
-            assert not result.is_error, result
+    The stub runs in a process of its own (its CPU is neither the server's nor the clients'), listening with a
+    backlog of 1024 like a real server; the clients are benchmarks/deploy.py's raw keep-alive JSON-RPC ones, so
+    their own CPU stays small on the shared cores. The floors (benchmarks/model_floor.py): agno + the openai SDK,
+    the SDK alone, and one httpx2 client, each making a triple thought's four calls with the server's prompts, in
+    bursts of N concurrent thoughts."""
+    from benchmarks.deploy import close, connections, serving, stub_model
+    from benchmarks.deploy import server_env as deploy_env
+    from benchmarks.deploy import thought as deploy_thought
 
-        await asyncio.gather(*(one(c, f"warm-{i}") for i, c in enumerate(clients)))
-        for latency in plan.concurrency_latencies:
-            stub.latency = latency
-            alone, together, cpu = [], [], []
-            for run in range(plan.runs):
-                started = time.perf_counter()
-                await one(clients[0], f"alone-{latency}-{run}")
-                alone.append(time.perf_counter() - started)
-                before = cpu_s(server)
-                started = time.perf_counter()
-                await asyncio.gather(*(one(c, f"c-{latency}-{run}-{i}") for i, c in enumerate(clients)))
-                together.append(time.perf_counter() - started)
-                cpu.append((cpu_s(server) - before) / plan.concurrent)
+    plan, out = ctx.plan, {"sessions": ctx.plan.concurrent, "strategy": "triple", "model_latency_s": ctx.plan.latency}
+    serial = SERIAL  # session names unique across repeats: the same thought in the same session is a replay
+    async with stub_model(plan.latency) as (model_url, _):
+        for workers in (1, 2):
+            env = deploy_env(ctx.work / f"concurrency-{workers}", model_url)
+            async with serving(env, workers) as server:
+                conns = await connections(server.url, plan.concurrent)
+                try:
+
+                    async def burst(conns: list[Any] = conns) -> None:
+                        tag = next(serial)
+                        calls = [
+                            ("sequentialthinking", deploy_thought(f"b{tag}-{i}", 1, 1, "triple"))
+                            for i in range(len(conns))
+                        ]
+                        await asyncio.gather(*(c.call(*call) for c, call in zip(conns, calls, strict=True)))
+
+                    for _ in range(3):  # each worker loads agno and opens its connections on its first thoughts
+                        await burst()
+                    alone, together, cpu = [], [], []
+                    for _ in range(plan.runs):
+                        started = time.perf_counter()
+                        await conns[0].call("sequentialthinking", deploy_thought(f"a{next(serial)}", 1, 1, "triple"))
+                        alone.append(time.perf_counter() - started)
+                        before, started = process_tree_cpu_s(server.pid), time.perf_counter()
+                        await burst()
+                        together.append(time.perf_counter() - started)
+                        cpu.append((process_tree_cpu_s(server.pid) - before) / plan.concurrent)
+                finally:
+                    await close(conns)
             a, t = statistics.median(alone), statistics.median(together)
-            rows.append(
-                {
-                    "sessions": plan.concurrent,
-                    "strategy": "triple",
-                    "model_latency_s": latency,
-                    "alone_s": round(a, 3),
-                    "concurrent_s": round(t, 3),
-                    "ratio": round(t / a, 3),
-                    "server_cpu_ms_per_thought": round(statistics.median(cpu) * 1000, 1),
-                }
+            out[f"workers_{workers}"] = {
+                "alone_s": round(a, 3),
+                "concurrent_s": round(t, 3),
+                "ratio": round(t / a, 3),
+                "server_cpu_ms_per_thought": round(statistics.median(cpu) * 1000, 2),
+            }
+        floors = {}
+        for stack in ("agno", "sdk", "httpx"):
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, str(HERE / "model_floor.py"), "--base-url", model_url, "--stack", stack,
+                "--concurrent", str(plan.concurrent), "--bursts", str(plan.runs), "--warm", "2",
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env(ctx.work / "floor", None),
+            )  # fmt: skip
+            data, err = await process.communicate()
+            if process.returncode != 0:
+                raise RuntimeError(f"model_floor.py --stack {stack} failed: {err.decode(errors='replace')[-500:]}")
+            floors[stack] = json.loads(data)["cpu_ms_per_thought"]
+    ours = out["workers_1"]["server_cpu_ms_per_thought"]
+    out["floor_cpu_ms_per_thought"] = floors
+    out["ours_vs_agno_sdk"] = round(ours / floors["agno"], 3)
+    out["ours_vs_httpx"] = round(ours / floors["httpx"], 3)
+    calls = STRATEGY_CALLS["triple"]  # what each layer adds to one model call, from the floors
+    out["sdk_over_httpx_ms_per_call"] = round((floors["sdk"] - floors["httpx"]) / calls, 3)
+    out["agno_over_sdk_ms_per_call"] = round((floors["agno"] - floors["sdk"]) / calls, 3)
+    return out
+
+
+SERIAL = itertools.count()
+
+
+def process_tree_cpu_s(pid: int) -> float:
+    """CPU seconds of a process and its direct children (a server's workers)."""
+    children = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(int(p.name)) == pid]
+    return cpu_s(pid) + sum(cpu_s(child) for child in children)
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def rows_concurrency(c: dict[str, Any]) -> list[tuple[str, str, str]]:
+    rows = []
+    for workers, target in ((1, "<= 1.3x"), (2, "<= 1.2x")):
+        w = c[f"workers_{workers}"]
+        rows.append(
+            (
+                f"{c['sessions']} concurrent {c['strategy']} thoughts over HTTP vs one alone, `--workers {workers}`, "
+                f"{c['model_latency_s'] * 1000:.0f} ms model latency ({w['server_cpu_ms_per_thought']:.1f} ms "
+                "server CPU per thought)",
+                f"{w['concurrent_s']:.3f} s vs {w['alone_s']:.3f} s = **{w['ratio']:.2f}x**",
+                target,
             )
-        stub.latency = plan.latency
-    return rows
-
-
-def rows_concurrency(rows: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
-    return [
-        (
-            f"{c['sessions']} concurrent {c['strategy']} thoughts over HTTP vs one alone, "
-            f"{c['model_latency_s'] * 1000:.0f} ms model latency ({c['server_cpu_ms_per_thought']:.1f} ms "
-            "server CPU per thought)",
-            f"{c['concurrent_s']:.3f} s vs {c['alone_s']:.3f} s = **{c['ratio']:.2f}x**",
-            "<= 1.3x",
         )
-        for c in rows
-    ]
+    floors = c["floor_cpu_ms_per_thought"]
+    rows.append(
+        (
+            "server CPU per triple thought in those bursts (`--workers 1`) vs the same four calls made by agno + the "
+            f"openai SDK ({floors['agno']:.1f} ms; the SDK alone {floors['sdk']:.1f} ms, one httpx2 client "
+            f"{floors['httpx']:.1f} ms = {c['ours_vs_httpx']:.2f}x; per call the SDK adds "
+            f"{c['sdk_over_httpx_ms_per_call']:.2f} ms to httpx2 and agno {c['agno_over_sdk_ms_per_call']:.2f} ms "
+            "to the SDK)",
+            f"{c['workers_1']['server_cpu_ms_per_thought']:.1f} ms vs {floors['agno']:.1f} ms = "
+            f"**{c['ours_vs_agno_sdk']:.2f}x**",
+            "<= 1.1x",
+        )
+    )
+    return rows
 
 
 # --- 7. `thinking-hats think`: one-shot wall time against the model time ----------------------------------------
@@ -512,76 +573,111 @@ def import_groups(stderr: str) -> dict[str, float]:
     return {group: round(ms, 1) for group, ms in totals.most_common()}
 
 
+async def timed_one_shot(argv: list[str], env: dict[str, str], stub: StubLLM) -> dict[str, float]:
+    """One command from spawn to exit that makes exactly one model request: wall, model time, the parts around."""
+    stub.reset()
+    started = time.monotonic()
+    process = await asyncio.create_subprocess_exec(
+        *argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    _, err = await process.communicate()
+    ended = time.monotonic()
+    seen = list(stub.seen)
+    if process.returncode != 0 or len(seen) != 1:
+        tail = err.decode(errors="replace").strip().splitlines()[-3:]
+        raise RuntimeError(f"{argv[:4]} exited {process.returncode} after {len(seen)} requests: {tail}")
+    model = seen[0].end - seen[0].start
+    return {
+        "wall_s": ended - started,
+        "model_s": model,
+        "overhead_s": ended - started - model,
+        "spawn_to_request_s": seen[0].start - started,
+        "reply_to_exit_s": ended - seen[0].end,
+        "stderr": err.decode(errors="replace"),  # type: ignore[dict-item]
+    }
+
+
+def llm_env(ctx: Ctx, llm_home: Path) -> dict[str, str]:
+    """simonw's `llm` pointed at the stub as an extra OpenAI-compatible model, its log database kept between runs."""
+    llm_home.mkdir(parents=True, exist_ok=True)
+    (llm_home / "extra-openai-models.yaml").write_text(
+        f'- model_id: stub\n  model_name: stub-model\n  api_base: "{ctx.stub.base_url}"\n'
+    )
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("THINKING_", "LLM_", "OPENAI_"))}
+    return base | {"LLM_USER_PATH": str(llm_home), "OPENAI_API_KEY": "stub-key"}
+
+
 async def bench_think(ctx: Ctx) -> list[dict[str, Any]]:
-    """`thinking-hats think --strategy single` from spawn to exit, split at the one model request."""
+    """`thinking-hats think --strategy single` from spawn to exit, split at its one model request; for the
+    OpenAI-compatible route, simonw's `llm` CLI (`llm -m stub --no-stream`) against the same stub, alternating
+    with ours. Both keep an existing database (ours its store, llm its log), as on a user's second run."""
+    peers = await ctx.peers
     rows = []
     for provider, endpoint in THINK_PROVIDERS.items():
-        walls, before, model, after = [], [], [], []
-        imports: dict[str, float] = {}
-        for run in range(ctx.plan.think_runs + 1):  # the last run is under -X importtime, not timed
-            timed = run < ctx.plan.think_runs
-            env = server_env(
-                ctx.work / f"think-{provider}-{run}",  # a fresh store: the same thought again would be a replay
-                None,
-                LLM_PROVIDER=provider,
-                LLM_MODEL="stub-model",
-                **endpoint(ctx.stub),
-            )
-            ctx.stub.reset()
-            started = time.monotonic()
-            process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                *([] if timed else ["-X", "importtime"]),
-                "-m",
-                "thinking_hats",
-                "think",
-                "--strategy",
-                "single",
-                HARD,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-            )
-            _, err = await process.communicate()
-            ended = time.monotonic()
-            seen = list(ctx.stub.seen)
-            if process.returncode != 0 or len(seen) != 1:
-                tail = err.decode(errors="replace").strip().splitlines()[-3:]
-                raise RuntimeError(f"think ({provider}) exited {process.returncode} after {len(seen)} requests: {tail}")
-            if not timed:
-                imports = import_groups(err.decode(errors="replace"))
-                continue
-            walls.append(ended - started)
-            before.append(seen[0].start - started)
-            model.append(seen[0].end - seen[0].start)
-            after.append(ended - seen[0].end)
-        wall, model_s = statistics.median(walls), statistics.median(model)
-        rows.append(
-            {
-                "provider": provider,
-                "wall_s": round(wall, 3),
-                "model_s": round(model_s, 3),
-                "overhead_s": round(wall - model_s, 3),
-                "spawn_to_request_s": round(statistics.median(before), 3),
-                "reply_to_exit_s": round(statistics.median(after), 3),
-                "import_ms": imports,
-            }
-        )
+        env = server_env(ctx.work / f"think-{provider}", None, LLM_PROVIDER=provider, LLM_MODEL="stub-model",
+                         **endpoint(ctx.stub))  # fmt: skip
+        ours_argv = [sys.executable, "-m", "thinking_hats", "think", "--strategy", "single"]
+        llm_argv = None
+        if provider == "openai-compatible" and peers.llm_python is not None:
+            llm_argv = [str(peers.llm_python), "-m", "llm", "-m", "stub", "--no-stream"]
+            llm_envs = llm_env(ctx, ctx.work / "llm-home")
+        ours: list[dict[str, float]] = []
+        theirs: list[dict[str, float]] = []
+        for run in range(-1, ctx.plan.think_runs):  # run -1 creates the databases, unmeasured
+            # A new text each time: the same thought in the same store would be a replay, with no model call.
+            text = f"{HARD} (run {run})"
+            pair: list[tuple[list[dict[str, float]], list[str], dict[str, str]]] = [(ours, ours_argv, env)]
+            if llm_argv is not None:
+                pair.append((theirs, llm_argv, llm_envs))
+            for into, argv, e in pair if run % 2 == 0 else reversed(pair):
+                measured = await timed_one_shot([*argv, text], e, ctx.stub)
+                if run >= 0:
+                    into.append(measured)
+        traced = await timed_one_shot([sys.executable, "-X", "importtime", *ours_argv[1:], f"{HARD} (imports)"], env,
+                                      ctx.stub)  # fmt: skip
+        imports = import_groups(str(traced["stderr"]))
+        sdk = "anthropic" if provider == "anthropic" else "openai"
+        row: dict[str, Any] = {
+            "provider": provider,
+            "runs": len(ours),
+            "ours": summary(ours),
+            "import_ms": imports,
+            "sdk_and_agno_import_ms": round(imports.get(sdk, 0.0) + imports.get("agno", 0.0), 1),
+            "sdk_import_ms": imports.get(sdk, 0.0),
+            "agno_import_ms": imports.get("agno", 0.0),
+            "llm": summary(theirs) if theirs else None,
+            "llm_note": "" if llm_argv is not None else (peers.llm_note or "llm is compared on the OpenAI route only"),
+        }
+        if theirs:
+            row["ours_vs_llm_overhead"] = round(row["ours"]["overhead_s"] / row["llm"]["overhead_s"], 3)
+            row["ours_minus_llm_overhead_ms"] = round((row["ours"]["overhead_s"] - row["llm"]["overhead_s"]) * 1000, 1)
+        rows.append(row)
     return rows
+
+
+def summary(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {key: round(statistics.median(float(r[key]) for r in runs), 3) for key in runs[0] if key != "stderr"}
 
 
 def rows_think(rows: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     out = []
     for row in rows:
+        ours = row["ours"]
         top = ", ".join(f"{group} {ms / 1000:.2f}" for group, ms in list(row["import_ms"].items())[:5])
+        llm = row.get("llm")
+        against = (
+            f"; `llm` {llm['wall_s']:.2f} s - {llm['model_s']:.2f} s = {llm['overhead_s']:.2f} s"
+            if llm
+            else f"; {row['llm_note']}"
+        )
         out.append(
             (
                 f"`thinking-hats think --strategy single`, {row['provider']}: wall - model time (spawn to request "
-                f"{row['spawn_to_request_s']:.2f} s, reply to exit {row['reply_to_exit_s']:.2f} s; imports in s: "
-                f"{top})",
-                f"{row['wall_s']:.2f} s - {row['model_s']:.2f} s = **{row['overhead_s']:.2f} s**",
-                "<= 0.4 s",
+                f"{ours['spawn_to_request_s']:.2f} s, reply to exit {ours['reply_to_exit_s']:.2f} s; imports in s: "
+                f"{top}; of which the SDK and agno {row['sdk_and_agno_import_ms'] / 1000:.2f}{against})",
+                f"{ours['wall_s']:.2f} s - {ours['model_s']:.2f} s = **{ours['overhead_s']:.2f} s**"
+                + (f" = **{row['ours_vs_llm_overhead']:.2f}x** `llm`'s" if llm else ""),
+                "<= `llm`'s" if llm else "",
             )
         )
     return out
@@ -855,6 +951,7 @@ def rows_startup_pairs(result: dict[str, Any]) -> list[tuple[str, str, str]]:
 NODE_PACKAGES = ("@modelcontextprotocol/sdk@^1", "@modelcontextprotocol/server-sequential-thinking")
 REFERENCE = "@modelcontextprotocol/server-sequential-thinking"
 MCP1 = "mcp>=1.20,<2"
+LLM_CLI = "llm>=0.36,<1"
 SERVERS = {  # name -> label in the tables
     "thinking-hats": "thinking-hats (record-only)",
     "floor": "floor: bare `MCPServer`, one echo tool",
@@ -870,6 +967,8 @@ class Peers:
     node_note: str = ""
     mcp1_python: Path | None = None
     mcp1_note: str = ""
+    llm_python: Path | None = None
+    llm_note: str = ""
     versions: dict[str, str] = field(default_factory=dict)
 
 
@@ -941,12 +1040,31 @@ async def install_mcp1(cache: Path, deadline: float) -> tuple[Path | None, str]:
     return (python, "") if ok else (None, f"skipped: could not build the mcp 1.x environment ({last})")
 
 
-async def prepare_peers(cache: Path, budget: float) -> Peers:
+async def install_llm(cache: Path, deadline: float) -> tuple[Path | None, str]:
+    """simonw's `llm` CLI in an environment of its own under the cache, for the one-shot comparison."""
+    venv = cache / "llm"
+    python = venv / "bin" / "python"
+    if python.exists() and (await quietly([str(python), "-c", "import llm"], 60))[0]:
+        return python, ""
+    ok, last = await quietly([sys.executable, "-m", "venv", "--clear", str(venv)], deadline - time.monotonic())
+    if ok:
+        pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", LLM_CLI]
+        ok, last = await quietly(pip, deadline - time.monotonic())
+    return (python, "") if ok else (None, f"skipped: could not install llm ({last})")
+
+
+async def prepare_peers(cache: Path, budget: float, servers: bool = True, llm: bool = True) -> Peers:
     deadline = time.monotonic() + budget
-    (node, node_note), (mcp1, mcp1_note) = await asyncio.gather(
-        install_node(cache, deadline), install_mcp1(cache, deadline)
+
+    async def nothing() -> tuple[Path | None, str]:
+        return None, "not needed by the measurements chosen"
+
+    (node, node_note), (mcp1, mcp1_note), (llm_python, llm_note) = await asyncio.gather(
+        install_node(cache, deadline) if servers else nothing(),
+        install_mcp1(cache, deadline) if servers else nothing(),
+        install_llm(cache, deadline) if llm else nothing(),
     )
-    peers = Peers(node, node_note, mcp1, mcp1_note)
+    peers = Peers(node, node_note, mcp1, mcp1_note, llm_python=llm_python, llm_note=llm_note)
     if node is not None:
         peers.versions = {name: package_version(node, name) for name in ("@modelcontextprotocol/sdk", REFERENCE)}
     return peers
@@ -1201,7 +1319,7 @@ def report(results: dict[str, Any]) -> str:
             lines += [f"| {a} | {b} | {c} |" for a, b, c in m.rows(results[m.key])]
             if m.table is not None:
                 tables.append(m.table(results[m.key]))
-    return "\n\n".join(["\n".join(lines), *tables])
+    return "\n\n".join(t for t in ["\n".join(lines), *tables, spread_table(results)] if t)
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
@@ -1209,9 +1327,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     chosen = [m for m in MEASUREMENTS if not args.only or m.key in args.only]
     with tempfile.TemporaryDirectory(prefix="thinking-hats-bench-") as tmp:
         async with StubLLM(latency=plan.latency) as stub:
+            keys = {m.key for m in chosen}
             peers = asyncio.create_task(
-                prepare_peers(args.cache, plan.install_timeout)
-                if any(m.key == "peers" for m in chosen)
+                prepare_peers(args.cache, plan.install_timeout, servers="peers" in keys, llm="think" in keys)
+                if keys & {"peers", "think"}
                 else asyncio.sleep(0, Peers())
             )
             if not args.smoke:  # installing competes for the CPUs: finish it before measuring anything
@@ -1227,12 +1346,78 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                     "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
                 },
             }
-            for m in chosen:
-                started = time.perf_counter()
-                results[m.key] = await m.run(ctx)
-                print(f"  {m.key}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+            runs: dict[str, list[Any]] = {m.key: [] for m in chosen}
+            loads = []
+            for repeat in range(args.repeat):  # whole rounds, so a slow spell of the shared machine hits every row
+                for m in chosen:
+                    started = time.perf_counter()
+                    runs[m.key].append(await m.run(ctx))
+                    loads.append(os.getloadavg()[0])
+                    took = time.perf_counter() - started
+                    print(f"  {m.key} ({repeat + 1}/{args.repeat}): {took:.1f} s", file=sys.stderr, flush=True)
+            results["repeats"] = args.repeat
+            results["spread"] = {}
+            for key, measured in runs.items():
+                results[key], spread = merge_runs(measured)
+                if spread is not None and args.repeat > 1:  # one run has no spread for prose to quote
+                    results["spread"][key] = spread
             results["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+            results["machine"]["load_1min_during"] = [round(min(loads), 2), round(max(loads), 2)]
     return results
+
+
+def merge_runs(runs: list[Any]) -> tuple[Any, Any]:
+    """Several runs of one measurement as (their median, their spread): every number becomes the median of the
+    runs in the first tree and [min, median, max] in the second, which is what prose may quote (FIGURES.md)."""
+    first = runs[0]
+    if isinstance(first, bool) or any(type(r) is not type(first) for r in runs):
+        return first, None
+    if isinstance(first, int | float):
+        # An odd number of runs has a middle one; of an even number, the lower middle (a count stays a count).
+        middle = statistics.median_low(runs)
+        spread = [min(runs), middle, max(runs)]
+        return (round(middle, 4) if isinstance(middle, float) else middle), [round(v, 4) for v in spread]
+    if isinstance(first, dict):
+        merged, spreads = {}, {}
+        for key in first:
+            if all(isinstance(r, dict) and key in r for r in runs):
+                merged[key], spread = merge_runs([r[key] for r in runs])
+                if spread is not None:
+                    spreads[key] = spread
+            else:
+                merged[key] = first[key]
+        return merged, spreads or None
+    if isinstance(first, list) and all(len(r) == len(first) for r in runs):
+        pairs = [merge_runs([r[i] for r in runs]) for i in range(len(first))]
+        spreads = [p[1] for p in pairs]
+        return [p[0] for p in pairs], spreads if any(x is not None for x in spreads) else None
+    return first, None
+
+
+def spread_rows(spread: Any, path: str = "") -> list[tuple[str, list[float]]]:
+    """(dotted path, [min, median, max]) for every number of a spread tree: the names FIGURES.md quotes them by."""
+    if isinstance(spread, list) and len(spread) == 3 and all(isinstance(v, int | float) for v in spread):
+        return [(path, spread)]
+    items = spread.items() if isinstance(spread, dict) else enumerate(spread) if isinstance(spread, list) else ()
+    rows: list[tuple[str, list[float]]] = []
+    for key, value in items:
+        if value is not None:
+            rows += spread_rows(value, f"{path}.{key}" if path else str(key))
+    return rows
+
+
+def spread_table(results: dict[str, Any]) -> str:
+    rows = spread_rows(results.get("spread", {}))
+    if not rows:
+        return ""
+    lines = [
+        f"Every figure over {results.get('repeats', 1)} runs (min / median / max; prose quotes them by name):",
+        "",
+        "| Figure | Min | Median | Max |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| `{path}` | {low:g} | {mid:g} | {high:g} |" for path, (low, mid, high) in rows]
+    return "\n".join(lines)
 
 
 def main() -> int:
@@ -1242,6 +1427,9 @@ def main() -> int:
         "--only",
         type=lambda s: set(s.split(",")),
         help="comma-separated measurements to run; their results replace those in an existing output file",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="run the measurements this many times; figures get min/median/max"
     )
     parser.add_argument("--output", type=Path, help="where to write the JSON (default benchmarks/.cache/last-run.json)")
     parser.add_argument("--record", action="store_true", help=f"write the JSON to {RECORDED.relative_to(ROOT)}")
@@ -1258,7 +1446,10 @@ def main() -> int:
     if args.only and output.exists():  # a partial run replaces its measurements and keeps the others
         previous = json.loads(output.read_text())
         updated = previous.get("updated", {}) | dict.fromkeys(sorted(args.only), results["machine"])
-        results = previous | {key: results[key] for key in args.only} | {"updated": updated}
+        spread = previous.get("spread", {}) | results.get("spread", {})
+        for key in args.only - results.get("spread", {}).keys():
+            spread.pop(key, None)  # re-measured without a spread (one run): the old spread no longer applies
+        results = previous | {key: results[key] for key in args.only} | {"updated": updated, "spread": spread}
     output.write_text(json.dumps(results, indent=2) + "\n")
     print(report(results))
     print(f"\nJSON written to {output}")

@@ -148,6 +148,12 @@ class StubLLM:
         """Inject a fault for `role` ("*" for every role without its own); see `Fault`."""
         self.faults[role] = Fault(status, retry_after, delay, malformed, empty, times)
 
+    def hold(self, *counts: int) -> None:
+        """Hold the next `counts[0]` requests until all of them have arrived and answer them together, then the
+        next `counts[1]` ... : bursts that are certainly that many calls in flight at once (a thought's hats, then
+        the syntheses), however the client's tasks happen to be scheduled."""
+        self._holds = [(count, asyncio.Event()) for count in counts if count > 0]
+
     def reset(self) -> None:
         """Forget counters, history and faults (latency stays), so each benchmark round starts clean."""
         self.faults: dict[str, Fault] = {}
@@ -155,6 +161,8 @@ class StubLLM:
         self.in_flight: Counter[str] = Counter()
         self.peak: Counter[str] = Counter()
         self.peak_total = 0
+        self.connections = 0  # TCP connections accepted
+        self._holds: list[tuple[int, asyncio.Event]] = []
 
     def stats(self) -> dict[str, Any]:
         """Counters as plain JSON-able data; works from another thread as it only copies (atomically) and reads."""
@@ -166,6 +174,7 @@ class StubLLM:
             "by_role": dict(Counter(s.role for s in seen)),
             "in_flight": sum(dict(self.in_flight).values()),
             "peak_concurrency": self.peak_total,
+            "connections": self.connections,
             "peak_by_role": dict(self.peak),
             "prompt_tokens_by_role": dict(tokens),
             "recent": [asdict(s) for s in seen[-500:]],
@@ -192,6 +201,17 @@ class StubLLM:
             timeout_keep_alive=60,  # SDK clients keep connections in a pool
             timeout_graceful_shutdown=2,
         )
+        config.load()
+        stub, protocol = self, config.http_protocol_class
+
+        class Counted(protocol):  # type: ignore[valid-type,misc]
+            """The configured HTTP protocol, counting the connections it is made for (one instance each)."""
+
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                stub.connections += 1
+                super().connection_made(transport)
+
+        config.http_protocol_class = Counted
         self._closing = asyncio.Event()
         self._server = uvicorn.Server(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
@@ -268,6 +288,14 @@ class StubLLM:
         self.peak[role] = max(self.peak[role], self.in_flight[role])
         self.peak_total = max(self.peak_total, sum(self.in_flight.values()))
         try:
+            if self._holds:
+                left, released = self._holds[0]
+                if left == 1:
+                    self._holds.pop(0)
+                    released.set()
+                else:
+                    self._holds[0] = (left - 1, released)
+                await released.wait()
             await self._pause(self.role_latency.get(role, self.latency) + (fault.delay if fault else 0.0))
         finally:
             self.in_flight[role] -= 1

@@ -108,3 +108,24 @@ def test_think_exits_without_collecting_what_agno_and_the_sdks_left(
     finally:
         gc.unfreeze()
     assert len(openai_llm.roles()) == 1  # the thought did reach the model
+
+
+def test_think_runs_without_the_cyclic_collector_and_turns_it_back_on(
+    openai_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_PROVIDER", "openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-openai")
+    during: list[bool] = []
+
+    def answer(seen: Any) -> str:
+        during.append(gc.isenabled())
+        return "Yes: 7 is prime."
+
+    openai_llm.answer = answer
+    gc.unfreeze()
+    try:
+        assert main(["think", "Is 7 prime?", "--strategy", "single"]) == 0
+    finally:
+        gc.unfreeze()
+    assert during == [False]  # no collection while agno and the SDK load and the call runs
+    assert gc.isenabled()  # an in-process caller gets its collector back

@@ -146,9 +146,20 @@ def hold_write_lock(path: Path) -> subprocess.Popen[str]:
 
 
 def release(holder: subprocess.Popen[str]) -> None:
-    assert holder.stdin is not None
+    assert holder.stdin is not None and holder.stdout is not None
     holder.stdin.close()
     assert holder.wait(timeout=30) == 0
+    holder.stdout.close()
+
+
+def end(holder: subprocess.Popen[str]) -> None:
+    """Whatever happened in the test: the holder gone and its pipes closed."""
+    if holder.poll() is None:
+        holder.kill()
+        holder.wait(timeout=30)
+    for pipe in (holder.stdin, holder.stdout):
+        if pipe is not None and not pipe.closed:
+            pipe.close()
 
 
 def test_workers_started_while_another_process_holds_the_sqlite_write_lock_serve_once_it_is_released(
@@ -166,8 +177,7 @@ def test_workers_started_while_another_process_holds_the_sqlite_write_lock_serve
             until(lambda: serving(server.url), RECOVERY_DEADLINE, "serving")
             took = time.monotonic() - back
     finally:
-        if holder.poll() is None:
-            holder.kill()
+        end(holder)
     print(f"SQLite lock released -> every call answered: {took:.1f} s")
     assert any("another process held its write lock" in line for line in server.stderr), "".join(server.stderr)
     assert "Traceback" not in "".join(server.stderr)
@@ -202,8 +212,7 @@ async def test_a_server_starts_and_answers_health_checks_and_reads_while_a_call_
             release(holder)
             waited = await waiting
     finally:
-        if holder.poll() is None:
-            holder.kill()
+        end(holder)
 
     print(f"/healthz while the write lock is held: max {max(latencies) * 1000:.0f} ms over {len(latencies)}; "
           f"a read {read_took * 1000:.0f} ms")  # fmt: skip

@@ -60,9 +60,11 @@ class Counted:
         return dict(await self.inner.check())
 
 
-async def trips(path: Path, limits: Limits, caller: Caller, named: bool) -> list[dict[str, dict[str, int]]]:
+async def trips(
+    where: tuple[str | None, Path | None], limits: Limits, caller: Caller, named: bool
+) -> list[dict[str, dict[str, int]]]:
     """The store traffic of each of three thoughts in one session (named, or the connection's default)."""
-    opened = await open_store(None, path)
+    opened = await open_store(*where)
     counted = Counted(opened.backend)
     store = Store(counted)
     settings = Settings(disable_thought_logging=True)
@@ -85,12 +87,19 @@ async def trips(path: Path, limits: Limits, caller: Caller, named: bool) -> list
     return seen
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 @pytest.mark.parametrize("named", [True, False], ids=["named session", "connection's default session"])
 async def test_a_limited_thought_sends_the_store_exactly_what_an_unlimited_one_does(
-    tmp_path: Path, named: bool
+    tmp_path: Path, named: bool, backend: str, request: pytest.FixtureRequest
 ) -> None:
     caller = Caller("bob", "conn-1")
-    free = await trips(tmp_path / "free.sqlite3", Limits(Limit()), caller, named)
-    limited = await trips(tmp_path / "limited.sqlite3", Limits(Limit(1_000_000, 1000)), caller, named)
+    if backend == "sqlite":
+        free_at: tuple[str | None, Path | None] = (None, tmp_path / "free.sqlite3")
+        limited_at: tuple[str | None, Path | None] = (None, tmp_path / "limited.sqlite3")
+    else:
+        cluster = request.getfixturevalue("postgres_cluster")
+        free_at, limited_at = (cluster.create_database(), None), (cluster.create_database(), None)
+    free = await trips(free_at, Limits(Limit()), caller, named)
+    limited = await trips(limited_at, Limits(Limit(1_000_000, 1000)), caller, named)
     assert limited == free
     assert all(t["tx"] == {"read": 1, "write": 1} for t in limited)  # one read, one write transaction a thought

@@ -5,6 +5,7 @@ included; `thinking-hats usage` reports it per principal and day."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -40,6 +41,13 @@ def thought(text: str, number: int = 1, session: str = "s", **extra: Any) -> dic
 async def until(condition: Any, seconds: float = 10) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.01)
+
+
+async def until_async(read: Any, condition: Any, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition(await read()):
         assert time.monotonic() < deadline, "timed out waiting"
         await asyncio.sleep(0.01)
 
@@ -285,3 +293,29 @@ async def test_when_the_first_of_identical_racing_calls_fails_one_waiter_takes_o
         await store.close()
     assert augmenter.calls == 2  # the failed first, then one waiter; the other two got its reply
     assert sorted(r.replayed for r in results) == [False, True, True]
+
+
+async def test_a_thought_abandoned_mid_model_call_still_counts_its_calls_against_the_limit(
+    openai_llm: FakeLLM, tmp_path: Path
+) -> None:
+    settings = settings_for(openai_llm, tmp_path, thinking_principal_calls_per_minute=2)
+    hold = Hold(expected=2)
+    openai_llm.enqueue("*", hold, hold)
+    async with Client(build_server(settings)) as client:
+        call = asyncio.create_task(client.call_tool(TOOL, thought("Split the team or the service?", strategy="double")))
+        await hold.all_arrived.wait()
+        call.cancel()  # the client gives up while both hats are thinking
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
+        await until(lambda: hold.cancelled == 2)
+        settings_store = await open_store(settings.postgres_url(), settings.database_path())
+        try:
+            await until_async(lambda: settings_store.usage(), lambda rows: bool(rows) and rows[0].calls == 2)
+        finally:
+            await settings_store.close()
+        after = await client.call_tool(TOOL, thought("Then what?", 2, session="other"))
+
+    # Nothing was recorded of the abandoned thought, but its two calls count: the next thought is over the limit.
+    assert after.structured_content["limitReached"]["limit"] == "THINKING_PRINCIPAL_CALLS_PER_MINUTE"
+    [row] = await usage_rows(settings)
+    assert (row.calls, row.thoughts, row.refusals) == (2, 1, 1)

@@ -63,7 +63,7 @@ def thought(session: str, number: int, **extra: Any) -> dict[str, Any]:
 
 async def test_metrics_count_both_workers_the_same_whichever_answers_and_need_a_token(tmp_path: Path) -> None:
     (tmp_path / "tokens").write_text(f"alice {ALICE}\nbob {BOB}\n")
-    (tmp_path / "limits").write_text("bob calls_per_minute=2\n")
+    (tmp_path / "limits").write_text("bob tokens_per_day=1\n")  # a day, not a minute: no boundary mid-test
     (tmp_path / "tmp").mkdir()
     async with StubLLM(latency=0.01) as stub:
         env = server_env(tmp_path / "data", LLM_PROVIDER="openai-compatible", LLM_BASE_URL=stub.base_url,
@@ -77,7 +77,7 @@ async def test_metrics_count_both_workers_the_same_whichever_answers_and_need_a_
             for n in range(12):
                 async with client_of(server.url, ALICE) as alice:
                     await alice.call_tool(TOOL, thought(f"a{n}", 1))
-            for n in range(3):  # bob's third thought is over his 2 calls a minute
+            for n in range(3):  # bob's first thought spends his day's token, the others are over it
                 async with client_of(server.url, BOB) as bob:
                     await bob.call_tool(TOOL, thought(f"b{n}", 1))
             async with client_of(server.url, ALICE) as alice:
@@ -98,16 +98,16 @@ async def test_metrics_count_both_workers_the_same_whichever_answers_and_need_a_
     first = parsed[0]
     thoughts = f"{PREFIX}_thoughts_total"
     assert total(first, thoughts, tool=TOOL) == 15
-    assert total(first, thoughts, tool=TOOL, mode="augmented", strategy="single") == 14
-    assert total(first, thoughts, tool=TOOL, mode="refused") == 1
+    assert total(first, thoughts, tool=TOOL, mode="augmented", strategy="single") == 13
+    assert total(first, thoughts, tool=TOOL, mode="refused") == 2
     assert total(first, thoughts, tool="crash", mode="record-only") == 1
-    assert total(first, f"{PREFIX}_model_calls_total", provider="openai-compatible", outcome="ok") == 14
-    assert total(first, f"{PREFIX}_model_call_seconds_count", provider="openai-compatible") == 14
+    assert total(first, f"{PREFIX}_model_calls_total", provider="openai-compatible", outcome="ok") == 13
+    assert total(first, f"{PREFIX}_model_call_seconds_count", provider="openai-compatible") == 13
     assert total(first, f"{PREFIX}_thought_seconds_count", tool=TOOL) == 15
     assert total(first, f"{PREFIX}_tokens_total", principal="alice", kind="input") > 0
     assert total(first, f"{PREFIX}_tokens_total", principal="bob", kind="output") > 0
     assert total(first, f"{PREFIX}_limit_refusals_total", principal="bob",
-                 limit="THINKING_PRINCIPAL_CALLS_PER_MINUTE") == 1  # fmt: skip
+                 limit="THINKING_PRINCIPAL_TOKENS_PER_DAY") == 2  # fmt: skip
     assert total(first, f"{PREFIX}_store_transaction_seconds_count", backend="sqlite", operation="commit") == 16
     assert total(first, f"{PREFIX}_store_errors_total") == 0
     assert total(first, f"{PREFIX}_sessions_started_total", tool=TOOL) == 15

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -73,3 +74,23 @@ def test_off_a_terminal_every_progress_line_ends_in_a_newline_and_rich_is_not_lo
     assert err.endswith("\n") and "\n[3/3] synthesis done" in err
     assert err.splitlines()[0].startswith("double (score")
     assert "rich.live" not in sys.modules
+
+
+def test_think_builds_only_the_agents_of_the_roles_it_calls(
+    configured: FakeLLM, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from thinking_hats.orchestrator import Orchestrator
+
+    built: list[str] = []
+    original = Orchestrator._agent
+
+    def counted(self: Orchestrator, role: Any) -> Any:
+        if role not in self._agents:
+            built.append(role)
+        return original(self, role)
+
+    monkeypatch.setattr(Orchestrator, "_agent", counted)
+    assert main(["think", QUESTION, "--strategy", "double"]) == 0, capsys.readouterr().err
+
+    assert sorted(built) == sorted(configured.roles())  # two hats and the synthesis: three agents, not six
+    assert len(built) == 3

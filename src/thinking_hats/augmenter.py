@@ -22,12 +22,20 @@ log = logging.getLogger("thinking_hats")
 
 
 class Augmentation:
-    def __init__(self, settings: Settings, provider: ResolvedProvider, prompts: Prompts) -> None:
+    def __init__(
+        self, settings: Settings, provider: ResolvedProvider, prompts: Prompts, *, all_agents: bool = True
+    ) -> None:
         self.settings = settings
+        self.all_agents = all_agents  # False: agents are built as their roles are first called (one-shot use)
         self.provider = provider
         self.prompts = prompts
         self._thresholds = settings.router_thresholds()
         self._ready: asyncio.Task[Orchestrator] | None = None
+        # A running thought holds a lane: its calls use that lane's connections (providers.current_lane), kept
+        # alive for the next thought in it. The last lane freed is the first taken again, so after a quiet spell
+        # thoughts find the connections that are still open.
+        self._slots = asyncio.Semaphore(settings.thinking_concurrent_thoughts)
+        self._lanes = list(range(settings.thinking_concurrent_thoughts))
 
     def start(self) -> None:
         """Begin building the orchestrator in the background (call from inside the event loop)."""
@@ -37,9 +45,10 @@ class Augmentation:
     async def _build(self) -> Orchestrator:
         # Imports of agno and the SDKs are CPU-bound and slow; a thread keeps the loop answering meanwhile.
         def load() -> Orchestrator:
+            from .analysis import ROLES
             from .orchestrator import Orchestrator
 
-            return Orchestrator(self.settings, self.provider, self.prompts)
+            return Orchestrator(self.settings, self.provider, self.prompts, ROLES if self.all_agents else ())
 
         return await asyncio.to_thread(load)
 
@@ -53,7 +62,16 @@ class Augmentation:
 
         chosen = route(ctx, self._thresholds, strategy)
         orchestrator = await self.orchestrator()
-        return await orchestrator.analyse(ctx, chosen, progress)
+        from .providers import current_lane
+
+        async with self._slots:
+            lane = self._lanes.pop()
+            token = current_lane.set(lane)
+            try:
+                return await orchestrator.analyse(ctx, chosen, progress)
+            finally:
+                current_lane.reset(token)
+                self._lanes.append(lane)
 
     async def aclose(self) -> None:
         if self._ready is None:
@@ -67,7 +85,7 @@ class Augmentation:
         await orchestrator.aclose()
 
 
-def build_augmenter(settings: Settings) -> tuple[Augmentation | None, str | None]:
+def build_augmenter(settings: Settings, *, all_agents: bool = True) -> tuple[Augmentation | None, str | None]:
     """(augmenter, None) when a provider is configured; (None, fix) when it is selected but misconfigured.
 
     Misconfigured means a provider that cannot work or a prompt that cannot render (an override using an
@@ -89,4 +107,4 @@ def build_augmenter(settings: Settings) -> tuple[Augmentation | None, str | None
         prompts = Prompts.from_settings(settings).validate()
     except PromptError as exc:
         return None, str(exc)
-    return Augmentation(settings, provider, prompts), None
+    return Augmentation(settings, provider, prompts, all_agents=all_agents), None

@@ -139,6 +139,20 @@ def _workers(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "think":
+        import gc
+
+        # One thought, then exit: importing agno and the SDK makes ~10^5 objects and the collections they set off
+        # cost ~0.1 s, for garbage a short-lived process never needs back. On again once the thought is done.
+        gc.disable()
+        try:
+            return _main(args)
+        finally:
+            gc.enable()
+    return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         from .config import Settings
 

@@ -229,6 +229,15 @@ class Settings(BaseModel):
         allow_inf_nan=False,
         description="Seconds for a whole thought; keep it below your client's request timeout, often 60 (1-3600).",
     )
+    thinking_concurrent_thoughts: int = Field(
+        default=32,
+        ge=1,
+        le=1000,
+        description=(
+            "Augmented thoughts one process runs at once; more wait for a slot. Each slot keeps one model "
+            "connection per role (five hats, the synthesis) alive, so a burst reuses them (1-1000)."
+        ),
+    )
     thinking_max_retries: int = Field(default=2, ge=0, le=10, description="Retries of a failed model call (0-10).")
     thinking_retry_wait: float = Field(
         default=0.5,

@@ -50,7 +50,7 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
     if settings.traces_endpoint:
         tracing.install(tracing.build_tracer(settings))
     store = await open_store(settings.postgres_url(), settings.database_path())
-    augmenter, problem = build_augmenter(settings)
+    augmenter, problem = build_augmenter(settings, all_agents=False)  # one thought: only its roles' agents
     screen = _Live() if sys.stderr.isatty() else _Lines()
     thinking = Thinking(
         settings,
@@ -71,6 +71,10 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
             strategy=strategy,
         )
         thinking.check(inp)
+        if augmenter is not None:
+            # The input is good: load agno and the SDK in the warm-up thread now, while the store is read and the
+            # thought routed, rather than after.
+            augmenter.start()
         last = (await store.read(LOCAL, "sequentialthinking", session)).last if session else None
         if last is not None:
             inp = inp.model_copy(update={"thought_number": last.number + 1, "total_thoughts": last.number + 1})

@@ -18,7 +18,18 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
-from .analysis import Analysis, HatRun, Outcome, ProgressFn, Role, RunStatus, ThoughtContext, Usage
+from .analysis import (
+    ROLES,
+    Analysis,
+    HatRun,
+    Outcome,
+    ProgressFn,
+    Role,
+    RunStatus,
+    ThoughtContext,
+    Usage,
+    current_meter,
+)
 from .config import Settings
 from .logs import route_agno_logs
 from .metrics import current as metrics
@@ -39,7 +50,6 @@ from .tracing import current as tracer
 
 log = logging.getLogger("thinking_hats")
 
-ROLES: tuple[Role, ...] = ("factual", "emotional", "critical", "optimistic", "creative", "synthesis")
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 # A retry after a quick failure (a 503, a refused connection) starts only with this much time left before the
 # deadline (or THINKING_HAT_TIMEOUT, if smaller): a hat answer takes seconds, and a retry cut off sooner only
@@ -87,26 +97,42 @@ class CallResult:
 
 
 class Orchestrator:
-    def __init__(self, settings: Settings, provider: ResolvedProvider, prompts: Prompts) -> None:
-        route_agno_logs(settings)
-        from agno.agent import Agent
+    """Owns one agno agent per role, the SDK client they share and the HTTP client under it.
 
+    With `roles`, only those agents are built up front (the server builds all six in its warm-up thread, so no
+    thought ever builds one); any other is built at its first call (`thinking-hats think` needs one or a few).
+    """
+
+    def __init__(
+        self, settings: Settings, provider: ResolvedProvider, prompts: Prompts, roles: tuple[Role, ...] = ROLES
+    ) -> None:
+        route_agno_logs(settings)
         self.settings = settings
         self.provider = provider
         self.prompts = prompts
-        self._http = http_client(provider, response_byte_cap(settings.thinking_max_output_tokens))
+        self._http = http_client(
+            provider, response_byte_cap(settings.thinking_max_output_tokens), settings.thinking_concurrent_thoughts
+        )
         self._client = sdk_client(provider, self._http)
         self._agents: dict[Role, Any] = {}
-        for role in ROLES:
-            model_id = provider.synthesis_model if role == "synthesis" else provider.model
-            self._agents[role] = Agent(
+        for role in roles:
+            self._agent(role)
+
+    def _agent(self, role: Role) -> Any:
+        agent = self._agents.get(role)
+        if agent is None:
+            from agno.agent import Agent
+
+            model_id = self.provider.synthesis_model if role == "synthesis" else self.provider.model
+            agent = self._agents[role] = Agent(
                 name=f"{role} hat" if role != "synthesis" else "synthesizer",
-                model=agno_model(provider, model_id, self._client, settings.thinking_max_output_tokens),
+                model=agno_model(self.provider, model_id, self._client, self.settings.thinking_max_output_tokens),
                 # Our prompt file is the whole system message: no agno preamble, datetime or history.
-                system_message=prompts.render(role),
-                telemetry=settings.agno_telemetry,
+                system_message=self.prompts.render(role),
+                telemetry=self.settings.agno_telemetry,
                 retries=0,
             )
+        return agent
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -178,9 +204,12 @@ class Orchestrator:
         }
         outcome = "cancelled"
         started = time.perf_counter()
+        exchange = Exchange(role=role)
+        tokens = Tokens()
         try:
             with tracer().span(f"chat {model}", attributes, client=True) as span:
-                result = await self._call_with_retries(role, message, deadline)
+                result = await self._call_with_retries(role, message, deadline, exchange)
+                tokens = result.tokens
                 outcome = result.status
                 span.set("gen_ai.usage.input_tokens", result.tokens.input)
                 span.set("gen_ai.usage.output_tokens", result.tokens.output)
@@ -189,12 +218,17 @@ class Orchestrator:
                     span.error(str(result.http_status) if result.http_status else result.status, result.error or "")
         finally:
             metrics().model_call(self.provider.name, role, outcome, time.perf_counter() - started)
+            meter = current_meter.get()
+            if meter is not None:  # requests sent are counted even when this call was cancelled
+                meter.calls += exchange.requests
+                meter.input_tokens += tokens.input
+                meter.output_tokens += tokens.output
+                meter.cached_input_tokens += tokens.cached_input
         return result
 
-    async def _call_with_retries(self, role: Role, message: str, deadline: float) -> CallResult:
+    async def _call_with_retries(self, role: Role, message: str, deadline: float, exchange: Exchange) -> CallResult:
         """One role's model call with retries; never raises (but for cancellation): failure is a result."""
         started = time.monotonic()
-        exchange = Exchange()
         token = current_exchange.set(exchange)
         attempts = [1]  # counted by _retry as it goes: its last failure is raised, not returned
         try:
@@ -267,7 +301,7 @@ class Orchestrator:
         exchange.status, exchange.retry_after, exchange.transport_error = None, None, None
         try:
             async with asyncio.timeout(limit):
-                out = await self._agents[role].arun(message)
+                out = await self._agent(role).arun(message)
         except TimeoutError:
             # Name the setting that cut this attempt: its own timeout, or the thought's deadline coming first.
             if limit >= hat_timeout:

@@ -231,6 +231,7 @@ def _key(settings: Settings, vendor: Vendor) -> tuple[str | None, str | None]:
 class Exchange:
     """The last HTTP exchange of one model call (one per task, through a context variable)."""
 
+    role: str | None = None  # whose call: each role has a connection pool of its own
     status: int | None = None
     retry_after: float | None = None
     transport_error: str | None = None
@@ -239,6 +240,8 @@ class Exchange:
 
 
 current_exchange: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar("exchange", default=None)
+# The slot (0 .. THINKING_CONCURRENT_THOUGHTS - 1) of the thought whose calls run in this task; None outside one.
+current_lane: contextvars.ContextVar[int | None] = contextvars.ContextVar("lane", default=None)
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -299,29 +302,54 @@ class _CappedStream(httpx2.AsyncByteStream):
 class _RecordingTransport(httpx2.AsyncBaseTransport):
     """Notes each response's status and Retry-After (or the transport error) on the running call's Exchange.
 
+    Connections are pooled per lane and role. A lane is one of the THINKING_CONCURRENT_THOUGHTS slots a running
+    thought holds (`current_lane`, set by the augmenter), and a thought has at most one call per role in flight,
+    so each (role, lane) pool keeps one connection, alive between calls: a burst of thoughts reuses the
+    connections of the last one. Calls outside a lane (doctor, the orchestrator used on its own) share a pool per
+    role of `connections`. Small pools are also cheap ones: httpcore checks every connection of a pool for
+    expiry (a `select` on each idle socket) whenever a request starts or ends, and with one pool of 60
+    connections that scan was an eighth of the server's CPU in a burst of 20 triple thoughts.
+
     With `max_response_bytes`, a body is read only up to that many bytes; past it the read fails with
     `ResponseTooLarge` and the Exchange notes the cap, so the call fails with a message instead of a huge reply.
     """
 
-    def __init__(self, max_response_bytes: int | None = None) -> None:
+    def __init__(self, max_response_bytes: int | None = None, connections: int = 10, tls: bool = True) -> None:
         self.max_response_bytes = max_response_bytes
-        self.inner = httpx2.AsyncHTTPTransport(
-            limits=httpx2.Limits(max_connections=200, max_keepalive_connections=50),
-            # Headers and body go out in separate writes; with Nagle on, the body waits for a delayed ACK (~40 ms).
-            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-        )
+        self.connections = connections
+        self.pools: dict[tuple[str | None, int | None], httpx2.AsyncHTTPTransport] = {}
+        # One TLS context for every pool, built here (in the server's warm-up thread): loading the CA bundle costs
+        # ~47 ms of CPU. A plain-HTTP endpoint (a local server) needs none, and gets one without the bundle.
+        self._tls = httpx2.create_ssl_context(verify=tls)
+
+    def _pool(self, role: str | None, lane: int | None) -> httpx2.AsyncHTTPTransport:
+        pool = self.pools.get((role, lane))
+        if pool is None:
+            size = self.connections if lane is None else 1
+            pool = self.pools[role, lane] = httpx2.AsyncHTTPTransport(
+                verify=self._tls,
+                # Every connection the pool may open is kept alive: with fewer kept than opened, each burst of
+                # calls closes the surplus after it and opens them again on the next (against a real endpoint a
+                # TCP and a TLS handshake each).
+                limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size),
+                # Headers and body go out in separate writes; with Nagle on, the body waits for a delayed ACK (~40 ms).
+                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+            )
+        return pool
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         exchange = current_exchange.get()
         if exchange is not None:
             exchange.requests += 1
             exchange.oversize = None
-        if self.max_response_bytes is not None:
+        limit = self.max_response_bytes
+        if limit is not None:
             # The cap counts bytes on the wire: a compressed body could decode to far more than it allows.
             # Replies are a few KB, so doing without compression costs next to nothing.
             request.headers["accept-encoding"] = "identity"
+        pool = self._pool(exchange.role if exchange is not None else None, current_lane.get())
         try:
-            response = await self.inner.handle_async_request(request)
+            response = await pool.handle_async_request(request)
         except httpx2.TransportError as exc:
             if exchange is not None:
                 exchange.status, exchange.transport_error = None, type(exc).__name__
@@ -329,19 +357,26 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
         if exchange is not None:
             exchange.status, exchange.transport_error = response.status_code, None
             exchange.retry_after = parse_retry_after(response.headers.get("retry-after"))
-        if self.max_response_bytes is not None and isinstance(response.stream, httpx2.AsyncByteStream):
+        if limit is not None and isinstance(response.stream, httpx2.AsyncByteStream):
             declared = response.headers.get("content-length")
-            response.stream = _CappedStream(response.stream, self.max_response_bytes, declared, exchange)
+            # A declared length within the cap needs no counting: HTTP/1.1 reads exactly that many bytes.
+            if declared is None or not declared.isdigit() or int(declared) > limit:
+                response.stream = _CappedStream(response.stream, limit, declared, exchange)
         return response
 
     async def aclose(self) -> None:
-        await self.inner.aclose()
+        for pool in self.pools.values():
+            await pool.aclose()
 
 
-def http_client(provider: ResolvedProvider, max_response_bytes: int | None = None) -> httpx2.AsyncClient:
-    """The one HTTP client a provider's calls share for the process lifetime (one TLS context, pooled sockets)."""
+def http_client(
+    provider: ResolvedProvider, max_response_bytes: int | None = None, connections: int = 10
+) -> httpx2.AsyncClient:
+    """The one HTTP client a provider's calls share for the process lifetime (one TLS context, pooled sockets:
+    `connections` per role at most, all kept alive between calls)."""
     timeout = httpx2.Timeout(provider.timeout, connect=min(10.0, provider.timeout))
-    return httpx2.AsyncClient(transport=_RecordingTransport(max_response_bytes), timeout=timeout)
+    tls = not provider.base_url.startswith("http://")
+    return httpx2.AsyncClient(transport=_RecordingTransport(max_response_bytes, connections, tls), timeout=timeout)
 
 
 def sdk_client(provider: ResolvedProvider, http: httpx2.AsyncClient) -> Any:

@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
-from .analysis import Analysis, Outcome, ProgressFn, ThoughtContext, Usage, _Wire
+from .analysis import Analysis, Meter, Outcome, ProgressFn, ThoughtContext, Usage, _Wire, current_meter
 from .config import Settings
 from .errors import InvalidThought, StoreError
 from .limits import Limits, Refusal
@@ -153,6 +153,7 @@ class Thinking:
         self.provider_problem = provider_problem
         self.limits = limits if limits is not None else Limits.from_settings(settings)
         self._inflight: dict[tuple[str, str, int, str | None, str], _InFlight] = {}
+        self._charging: set[asyncio.Future[None]] = set()  # abandoned thoughts' usage being written
 
     def check(self, inp: ThoughtInput) -> None:
         """Everything that can be said about a call without its session."""
@@ -240,7 +241,18 @@ class Thinking:
         started = perf_counter()
         outcome: Outcome | None = None
         if self.augmenter is not None and augmenting:
-            outcome = await self.augmenter.analyse(self._context(inp, view), strategy, progress)
+            meter = Meter()
+            metering = current_meter.set(meter)
+            try:
+                outcome = await self.augmenter.analyse(self._context(inp, view), strategy, progress)
+            except asyncio.CancelledError:
+                # The client went away mid-analysis: nothing is recorded, but the calls made are counted, or
+                # abandoning every thought would spend without limit.
+                if meter.calls:
+                    self._count_abandoned(caller.principal, meter)
+                raise
+            finally:
+                current_meter.reset(metering)
         elapsed = perf_counter() - started
 
         should_continue = inp.next_thought_needed or bool(inp.needs_more_thoughts)
@@ -306,6 +318,20 @@ class Thinking:
         self.trace.thought(data, caller.principal)
         await housekeeping(self.store, self.settings)
         return built[-1]
+
+    def _count_abandoned(self, principal: str, meter: Meter) -> None:
+        """Add an abandoned thought's calls to its principal's usage, in a task of its own (this one is being
+        cancelled)."""
+        charge = Charge(meter.calls, meter.input_tokens, meter.output_tokens, meter.cached_input_tokens)
+        metrics().tokens(principal, meter.input_tokens, meter.output_tokens, meter.cached_input_tokens)
+        task = asyncio.ensure_future(self.store.charge(principal, charge))
+        self._charging.add(task)
+        task.add_done_callback(self._charged)
+
+    def _charged(self, task: asyncio.Future[None]) -> None:
+        self._charging.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("counting an abandoned thought's model calls failed", exc_info=task.exception())
 
     # --- sessions ---
     def _session_for(self, inp: ThoughtInput, caller: Caller, view: View) -> tuple[str, View, str | None]:

@@ -20,6 +20,12 @@ class MetricsEndpoint:
         self.metrics = metrics
         self.public = public
 
+    @property
+    def failure(self) -> str | None:
+        """Why the gate's lifespan could not start (the worker reports it to its supervisor)."""
+        failure: str | None = self.app.failure
+        return failure
+
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope.get("path") != "/metrics":
             await self.app(scope, receive, send)

@@ -514,6 +514,11 @@ class Store:
             )
         return len(victims)
 
+    async def charge(self, principal: str, charge: Charge) -> None:
+        """Add what was spent outside any recorded thought (one abandoned mid-analysis) to the principal's day."""
+        async with self._transaction("charge", write=True) as tx:
+            await _charge(tx, principal, charge, time.time(), thought=False)
+
     async def usage(
         self, principal: str | None = None, since: str | None = None, until: str | None = None
     ) -> list[DayUsage]:
