@@ -69,6 +69,7 @@ GROUPS = {
     "E": ("retired-frozen-5.jsonl",),
     "F": ("retired-frozen-6.jsonl",),
     "G": ("retired-frozen-7.jsonl",),
+    "H": ("retired-frozen-8.jsonl",),
 }
 THRESHOLDS = (25, 45, 65)  # the default THINKING_THRESHOLDS
 # The weights set by hand before any fit (round 2): where the search starts, and what `--prior` pulls towards.
@@ -146,6 +147,8 @@ def rows_of(labelled: Iterable[Labelled]) -> list[Row]:
     starts = (0.0, *map(float, THRESHOLDS), 1e9)
     made = []
     for row in labelled:
+        if row.contested:  # the labellers settled on nothing: no interval to fit
+            continue
         seen = reading(row.context())
         counts = tuple((index[name], n) for name, n in seen.counts.items())
         low, high = starts[ORDER.index(row.accept[0])], starts[ORDER.index(row.accept[-1]) + 1]
