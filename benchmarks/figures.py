@@ -9,11 +9,11 @@ as its last table: [min, median, max] over the runs). The quoted text must be on
 `min-max` (or `min to max`), or all three as `min/median/max`, rounded as shown. A unit converts: `ms` quoted for
 a path ending in `_s` is the value x 1000, and `s` for one ending in `_ms` the value / 1000.
 
-A file that says `<!-- figures: checked -->` (and benchmarks/FIGURES.md, always) is checked strictly besides: any
+A file that says `<!-- figures: checked -->` (docs/floor.md does) is checked strictly besides: any
 figure with a unit (x, ms, s, %) in its prose that carries no such comment is a failure, and each table row in it
 must be a row `run.py` prints from the recorded results.
 
-    python benchmarks/figures.py       # lists every problem in README.md, docs/*.md and benchmarks/FIGURES.md
+    python benchmarks/figures.py       # lists every problem in README.md and docs/*.md
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ class Problem:
 
 
 def prose_files(root: Path = ROOT) -> list[Path]:
-    """The files whose figures are checked: README.md, docs/*.md and benchmarks/FIGURES.md, whichever exist."""
-    found = [root / "README.md", *sorted((root / "docs").glob("**/*.md")), root / "benchmarks" / "FIGURES.md"]
+    """The files whose figures are checked: README.md and docs/*.md, whichever exist."""
+    found = [root / "README.md", *sorted((root / "docs").glob("**/*.md"))]
     return [path for path in found if path.is_file()]
 
 
@@ -147,7 +147,7 @@ def check_files(root: Path = ROOT, results: dict[str, Any] | None = None) -> lis
     problems: list[Problem] = []
     for path in prose_files(root):
         text = path.read_text(encoding="utf-8")
-        strict = path.name == "FIGURES.md" or STRICT_MARK in text
+        strict = STRICT_MARK in text
         problems += check_text(str(path.relative_to(root)), text, spread, strict, rows)
     return problems
 

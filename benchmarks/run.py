@@ -1368,7 +1368,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 def merge_runs(runs: list[Any]) -> tuple[Any, Any]:
     """Several runs of one measurement as (their median, their spread): every number becomes the median of the
-    runs in the first tree and [min, median, max] in the second, which is what prose may quote (FIGURES.md)."""
+    runs in the first tree and [min, median, max] in the second, which is what prose may quote (docs/floor.md)."""
     first = runs[0]
     if isinstance(first, bool) or any(type(r) is not type(first) for r in runs):
         return first, None
@@ -1395,7 +1395,7 @@ def merge_runs(runs: list[Any]) -> tuple[Any, Any]:
 
 
 def spread_rows(spread: Any, path: str = "") -> list[tuple[str, list[float]]]:
-    """(dotted path, [min, median, max]) for every number of a spread tree: the names FIGURES.md quotes them by."""
+    """(dotted path, [min, median, max]) for every number of a spread tree: the names docs/floor.md quotes them by."""
     if isinstance(spread, list) and len(spread) == 3 and all(isinstance(v, int | float) for v in spread):
         return [(path, spread)]
     items = spread.items() if isinstance(spread, dict) else enumerate(spread) if isinstance(spread, list) else ()
