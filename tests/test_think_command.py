@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -94,3 +98,20 @@ def test_think_builds_only_the_agents_of_the_roles_it_calls(
 
     assert sorted(built) == sorted(configured.roles())  # two hats and the synthesis: three agents, not six
     assert len(built) == 3
+
+
+def test_the_command_never_loads_httpx_own_command_line_when_agno_imports_httpx(tmp_path: Path) -> None:
+    # httpx imports its CLI (click, pygments, rich's progress) whenever they are installed; uvicorn brings click.
+    script = (
+        "import sys\n"
+        "from thinking_hats.cli import main\n"
+        "assert main(['route', 'Is 7 prime?']) == 0\n"
+        "import agno.models.openai.chat\n"
+        "print(sorted(m for m in ('click', 'pygments', 'httpx') if m in sys.modules))\n"
+    )
+    env = {"THINKING_DATA_DIR": str(tmp_path), "PATH": os.environ.get("PATH", "")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "['httpx']"

@@ -139,6 +139,11 @@ def _workers(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if "httpx" not in sys.modules:
+        # agno imports httpx, whose package imports its own command line (click, pygments, rich's progress and
+        # syntax) whenever those are installed, as uvicorn's click is: ~20 ms of every start for a CLI this
+        # process never runs. Without it `httpx.main` only says to install httpx[cli].
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
     if args.command == "think":
         import gc
 
