@@ -3,6 +3,7 @@ a browser behind a TLS proxy is let in, a legacy session idle past its timeout i
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -188,3 +189,36 @@ def test_another_principals_flood_of_stateless_calls_never_evicts_a_session(tmp_
 
     assert not first.get("isError") and not second.get("isError"), second
     assert second["structuredContent"]["thoughtHistoryLength"] == 2  # type: ignore[index]
+
+
+async def test_sighup_re_reads_the_limits_file_too_and_the_next_thought_is_checked_against_it(tmp_path: Path) -> None:
+    from benchmarks.stub_llm import StubLLM
+
+    tokens, limits = tmp_path / "tokens", tmp_path / "limits"
+    tokens.write_text(f"alice {ALICE}\n")
+    limits.write_text("alice tokens_per_day=1\n")
+    step = {"totalThoughts": 3, "nextThoughtNeeded": True, "sessionId": "plan", "strategy": "single"}
+
+    async with StubLLM(latency=0.0) as stub:
+        env = server_env(tmp_path / "data", THINKING_HTTP_TOKENS_FILE=str(tokens),
+                         THINKING_PRINCIPAL_LIMITS_FILE=str(limits), LLM_PROVIDER="openai-compatible",
+                         LLM_BASE_URL=stub.base_url, LLM_MODEL="stub-model")  # fmt: skip
+
+        def serve() -> list[dict[str, object]]:
+            with http_server(env) as server, httpx2.Client(timeout=30) as http:
+                replies = [tool_call(server.url, ALICE, step | {"thought": text, "thoughtNumber": n}, http)
+                           for n, text in ((1, "Which fix first?"), (2, "And the rollback?"))]  # fmt: skip
+                limits.write_text("alice tokens_per_day=none\n")
+                os.kill(server.process.pid, signal.SIGHUP)
+                deadline = time.monotonic() + 30
+                while not any("limits reloaded" in line for line in server.stderr):
+                    assert time.monotonic() < deadline, "".join(server.stderr)
+                    time.sleep(0.02)  # polling the server's log: there is no event to wait on
+                replies.append(tool_call(server.url, ALICE, step | {"thought": "Go?", "thoughtNumber": 3}, http))
+            return replies
+
+        first, refused, lifted = [r["structuredContent"] for r in await asyncio.to_thread(serve)]
+
+    assert first["limitReached"] is None and first["usage"]["llmCalls"] == 1  # type: ignore[index]
+    assert refused["limitReached"]["allowed"] == 1  # type: ignore[index]
+    assert lifted["limitReached"] is None and lifted["usage"]["llmCalls"] == 1  # type: ignore[index]

@@ -167,6 +167,41 @@ def test_a_limits_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
         Limits.from_settings(Settings(thinking_principal_limits_file=path))
 
 
+def test_reloading_the_limits_file_applies_its_new_lines_and_a_broken_one_keeps_the_limits_in_force(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "limits"
+    path.write_text("alice calls_per_minute=5\n", encoding="utf-8")
+    limits = Limits.from_settings(Settings(thinking_principal_limits_file=path))
+    path.write_text("alice calls_per_minute=none\nbob tokens_per_day=7\n", encoding="utf-8")
+    limits.reload()
+    assert (limits.of("alice"), limits.of("bob")) == (Limit(), Limit(7, None))
+
+    path.write_text("bob tokens_per_day=seven\n", encoding="utf-8")
+    limits.reload()
+    assert limits.of("bob") == Limit(7, None)  # the table in force, not a lifted limit
+    assert "limits not reloaded" in caplog.text and "give a whole number" in caplog.text
+
+
+async def test_a_server_told_to_reload_checks_the_next_thought_against_the_edited_limits_file(
+    openai_llm: FakeLLM, tmp_path: Path
+) -> None:
+    path = tmp_path / "limits"
+    path.write_text(f"{LOCAL} tokens_per_day=1\n", encoding="utf-8")
+    server = build_server(settings_for(openai_llm, tmp_path, thinking_principal_limits_file=path))
+    async with Client(server) as client:
+        first = await client.call_tool(TOOL, thought("What does the outage report say about the root cause?"))
+        refused = await client.call_tool(TOOL, thought("Which of the two fixes is cheaper to roll back?", 2))
+        path.write_text(f"{LOCAL} tokens_per_day=none\n", encoding="utf-8")
+        server.reload()
+        lifted = await client.call_tool(TOOL, thought("So roll back the retry change first?", 3))
+
+    assert first.structured_content["mode"] != "record-only"
+    assert refused.structured_content["limitReached"]["allowed"] == 1
+    assert lifted.structured_content["limitReached"] is None and lifted.structured_content["mode"] != "record-only"
+    assert len(openai_llm.history) == 2
+
+
 async def test_identical_racing_calls_in_one_process_pay_for_one_model_call_and_it_is_counted(
     openai_llm: FakeLLM, tmp_path: Path
 ) -> None:

@@ -272,7 +272,10 @@ class Settings(BaseModel):
     )
     thinking_principal_limits_file: Path | None = Field(
         default=None,
-        description="Per-principal limits, one 'name tokens_per_day=N calls_per_minute=M' per line (none: no limit).",
+        description=(
+            "Per-principal limits, one 'name tokens_per_day=N calls_per_minute=M' per line (none: no limit); "
+            "re-read on SIGHUP."
+        ),
     )
     thinking_http_thought_log: bool = Field(
         default=False, description="Under serve --transport http, write each thought to stderr (off by default)."

@@ -18,6 +18,7 @@ THINKING_PRINCIPAL_CALLS_PER_MINUTE) and the overrides of THINKING_PRINCIPAL_LIM
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from pathlib import Path
 
 from .config import Settings
 from .errors import ConfigurationError
+
+log = logging.getLogger("thinking_hats")
 
 DAY_S = 86_400
 MINUTE_S = 60
@@ -97,17 +100,32 @@ def minute_of(now: float) -> int:
 
 
 class Limits:
-    """The limits of every principal: the defaults from Settings, each overridden by its line of the limits file."""
+    """The limits of every principal: the defaults from Settings, each overridden by its line of the limits file.
+    It owns the table in force, replaced whole when the file is re-read (SIGHUP), never dropped."""
 
-    def __init__(self, default: Limit, overrides: dict[str, Limit] | None = None) -> None:
+    def __init__(self, default: Limit, overrides: dict[str, Limit] | None = None, path: Path | None = None) -> None:
         self.default = default
         self.overrides = overrides or {}
+        self.path = path
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
         default = Limit(settings.thinking_principal_tokens_per_day, settings.thinking_principal_calls_per_minute)
         path = settings.thinking_principal_limits_file
-        return cls(default, _read(path.expanduser(), default) if path is not None else {})
+        path = path.expanduser() if path is not None else None
+        return cls(default, _read(path, default) if path is not None else {}, path)
+
+    def reload(self) -> None:
+        """Re-read the limits file, if there is one: the next thought is checked against it. A file that cannot be
+        used keeps the limits in force (logged as an error with the fix): a typo never lifts anyone's limit."""
+        if self.path is None:
+            return
+        try:
+            self.overrides = _read(self.path, self.default)
+        except ConfigurationError as exc:
+            log.error("limits not reloaded, the previous ones stay in force: %s", exc)
+            return
+        log.warning("limits reloaded: %d principals with their own limits", len(self.overrides))
 
     @property
     def active(self) -> bool:

@@ -103,6 +103,11 @@ class ThinkingServer(MCPServer[App]):
         """For `GET /healthz`: the store answers (raises when it does not, or the server is not running)."""
         return await self.core.store().ping()
 
+    def reload(self) -> None:
+        """SIGHUP: re-read what an operator may change without a restart, here the limits file (the tokens are
+        the gate's)."""
+        self.core.reload()
+
     def _redact(self, message: str) -> str:
         """A tool error as a tenant may see it: never a configured secret (the store's password above all)."""
         from .redaction import scrub
@@ -450,6 +455,10 @@ class _Core:
         self._app: App | None = None
         self._opening: asyncio.Future[App] | None = None
         self._augmenter: Augmentation | None = None
+
+    def reload(self) -> None:
+        if self._app is not None:
+            self._app.thinking.limits.reload()  # the one table, shared with the crash tool
 
     def store(self) -> Store:
         if self._app is None:

@@ -3,7 +3,7 @@
 Principals come from bearer tokens (`THINKING_HTTP_TOKEN`, `THINKING_HTTP_TOKENS_FILE`) or are the one local
 principal; the gate also answers health checks, signs and bounds legacy (stateful) sessions, times out
 half-sent requests, runs the app's lifespan (a store that cannot be opened fails the start) and re-reads the
-tokens on SIGHUP.
+tokens (and has the server re-read its limits file) on SIGHUP.
 """
 
 from __future__ import annotations
@@ -135,6 +135,7 @@ class Gate:
         secret: bytes,
         live: Callable[[str], bool] = lambda session: True,
         loopback: bool = True,
+        reload: Callable[[], None] = lambda: None,
     ) -> None:
         self.app = app
         self.fallback = fallback  # the same server, stateless: for legacy sessions this process did not open
@@ -147,6 +148,7 @@ class Gate:
         self.health = health
         self.live = live  # whether the SDK still holds a legacy session (it closes idle ones by itself)
         self.failure: str | None = None  # why the lifespan could not start (reported by the worker's supervisor)
+        self.reload_server = reload  # what the server re-reads on SIGHUP besides the tokens (the limits file)
         self._sessions: dict[str, OrderedDict[str, float]] = {}
 
     def _use(self, principals: Principals) -> None:
@@ -154,15 +156,17 @@ class Gate:
         self.keys = {name: token for token, name in principals.by_token.items()} | {LOCAL: self.secret}
 
     def reload(self) -> None:
-        """Re-read the tokens (SIGHUP): a revoked token is refused from the next request on. A file that cannot
-        be used keeps the tokens in force (logged as an error with the fix): a typo never opens the server."""
+        """Re-read the tokens and the server's limits file (SIGHUP): a revoked token is refused from the next
+        request on. A file that cannot be used keeps what is in force (logged as an error with the fix): a typo
+        never opens the server."""
         try:
             principals = Principals.from_settings(self.settings, self.loopback)
         except ConfigurationError as exc:
             log.error("tokens not reloaded, the previous ones stay in force: %s", exc)
-            return
-        self._use(principals)
-        log.warning("tokens reloaded: %d principals", len(set(principals.by_token.values())))
+        else:
+            self._use(principals)
+            log.warning("tokens reloaded: %d principals", len(set(principals.by_token.values())))
+        self.reload_server()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -270,7 +274,8 @@ class Gate:
     async def _lifespan(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """The ASGI lifespan of both apps (they share the one store). A store that cannot be opened fails the
         start-up with its cause in one line (no traceback: the supervisor retries, and logs it once per try),
-        and uvicorn, with lifespan "on", then exits instead of serving without a store. SIGHUP re-reads tokens."""
+        and uvicorn, with lifespan "on", then exits instead of serving without a store. SIGHUP re-reads the
+        tokens and the limits."""
         import signal
 
         await receive()  # lifespan.startup

@@ -79,7 +79,7 @@ def http_app(
     # SDK offers no public way to ask), so a client coming back after the idle timeout is served statelessly.
     instances = server._lowlevel_server.session_manager._server_instances
     gate = Gate(app, fallback, principals, settings, server.health, secret or os.urandom(32),
-                live=instances.__contains__, loopback=loopback)  # fmt: skip
+                live=instances.__contains__, loopback=loopback, reload=server.reload)  # fmt: skip
     if not settings.thinking_metrics:
         return gate
     from .. import metrics
@@ -272,7 +272,7 @@ def _worker(
     import signal
     import sys
 
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # until the app's handler re-reads the tokens
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # until the app's handler re-reads the tokens and limits
     from ..config import Settings
     from ..logs import setup_logging
 
@@ -289,7 +289,8 @@ def _supervise(
     settings: Settings, host: str, sock: socket.socket, workers: int, secret: bytes, announce: Callable[[], None]
 ) -> None:
     """Start the workers, announce the address once each listens or has failed once, restart one that dies, and
-    on SIGTERM/SIGINT pass the signal on and wait for them; SIGHUP is passed on (the workers re-read the tokens).
+    on SIGTERM/SIGINT pass the signal on and wait for them; SIGHUP is passed on (the workers re-read the tokens
+    and the limits file).
     `sock` holds the port; each worker listens on a socket of its own.
 
     A worker that dies after it started is replaced at once. One that could not start (its store is down or
@@ -328,7 +329,7 @@ def _supervise(
                 os.kill(process.pid, signal.SIGTERM)
 
     def hangup(signum: int, frame: object) -> None:
-        log.warning("SIGHUP: the workers re-read THINKING_HTTP_TOKENS_FILE")
+        log.warning("SIGHUP: the workers re-read THINKING_HTTP_TOKENS_FILE and THINKING_PRINCIPAL_LIMITS_FILE")
         for process in processes:
             if process.is_alive() and process.pid is not None:
                 os.kill(process.pid, signal.SIGHUP)
