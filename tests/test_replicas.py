@@ -227,7 +227,9 @@ async def test_a_legacy_client_keeps_its_default_session_across_replicas_behind_
     # whose requests nginx spreads over both replicas keeps one connection and one default session.
     token = "alice-token-replicas-0123456789"
     (tmp_path / "tokens").write_text(f"alice {token}\n")
-    env = server_env(tmp_path / "data", THINKING_STORE=postgres_url, THINKING_HTTP_TOKENS_FILE=str(tmp_path / "tokens"))
+    # Each replica logs the thoughts it records (named by principal): that says where each request landed.
+    env = server_env(tmp_path / "data", THINKING_STORE=postgres_url, THINKING_HTTP_TOKENS_FILE=str(tmp_path / "tokens"),
+                     DISABLE_THOUGHT_LOGGING="false", THINKING_HTTP_THOUGHT_LOG="true")  # fmt: skip
     with (
         http_server(env) as first,
         http_server(env) as second,
@@ -247,8 +249,10 @@ async def test_a_legacy_client_keeps_its_default_session_across_replicas_behind_
                 )  # fmt: skip
                 assert not result.is_error, result
                 replies.append(result.structured_content)
-        served = [established(first.port), established(second.port)]
 
     assert len({r["sessionId"] for r in replies}) == 1  # one default session throughout
     assert [r["thoughtHistoryLength"] for r in replies] == list(range(1, 11))
-    assert all(served), served  # nginx kept connections to both replicas: requests landed on both
+    # Counted from the replicas' logs (whole once they stopped), not from connections still open at the end:
+    # nginx and the replicas close an idle keep-alive connection after 4-5 s, which a slow machine reaches.
+    served = ["".join(replica.stderr).count("legacy thought") for replica in (first, second)]
+    assert all(served) and sum(served) == 10, served  # round robin: the calls landed on both replicas
