@@ -18,7 +18,6 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -33,6 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from mcp import Client  # noqa: E402
 
+from benchmarks.deploy import serving  # noqa: E402
 from benchmarks.stub_llm import StubLLM  # noqa: E402
 
 QUESTION = "Should we move the nightly export to the new cluster this week, given the on-call load?"
@@ -62,35 +62,6 @@ def _env(data_dir: Path, stub: StubLLM, **extra: str) -> dict[str, str]:
         "THINKING_DATA_DIR": str(data_dir), "DISABLE_THOUGHT_LOGGING": "true", "AGNO_TELEMETRY": "false",
         "LLM_PROVIDER": "openai-compatible", "LLM_BASE_URL": stub.base_url, "LLM_MODEL": "stub-model", **extra,
     }  # fmt: skip
-
-
-@asynccontextmanager
-async def _server(env: dict[str, str]) -> AsyncIterator[tuple[str, int]]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "thinking_hats", "serve", "--transport", "http", "--port", "0", env=env,
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    assert process.stderr is not None
-    url = ""
-    while not url:
-        line = (await process.stderr.readline()).decode()
-        if not line:
-            raise RuntimeError("the HTTP server exited before announcing its address")
-        if "streamable HTTP on " in line:
-            url = line.split("streamable HTTP on ", 1)[1].strip()
-
-    async def drain() -> None:
-        assert process.stderr is not None
-        while await process.stderr.readline():
-            pass
-
-    drainer = asyncio.create_task(drain())
-    try:
-        yield url, process.pid
-    finally:
-        process.terminate()
-        await process.wait()
-        drainer.cancel()
 
 
 class _Sink:
@@ -126,10 +97,10 @@ async def cpu_per_thought(stub: StubLLM, work: Path, rounds: int, per_round: int
     try:
         async with AsyncExitStack() as stack:
             servers = {
-                name: await stack.enter_async_context(_server(_env(work / name, stub, **values)))
+                name: await stack.enter_async_context(serving(_env(work / name, stub, **values), workers=1))
                 for name, values in extra.items()
             }
-            clients = {name: await stack.enter_async_context(Client(url)) for name, (url, _) in servers.items()}
+            clients = {name: await stack.enter_async_context(Client(server.url)) for name, server in servers.items()}
 
             async def batch(name: str, tag: str, count: int) -> None:
                 async def one(i: int) -> None:
@@ -147,7 +118,7 @@ async def cpu_per_thought(stub: StubLLM, work: Path, rounds: int, per_round: int
             for r in range(rounds):
                 order = list(servers)[r % 3 :] + list(servers)[: r % 3]  # rotated: no config always first
                 for name in order:
-                    pid = servers[name][1]
+                    pid = servers[name].pid
                     before = _cpu_s(pid)
                     await batch(name, f"r{r}", per_round)
                     per[name].append((_cpu_s(pid) - before) / per_round)

@@ -62,8 +62,7 @@ import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
-from collections.abc import AsyncIterator, Awaitable, Callable  # noqa: E402
-from contextlib import asynccontextmanager  # noqa: E402
+from collections.abc import Awaitable, Callable  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -387,45 +386,6 @@ def rows_record_only(rec: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 
 # --- 5. concurrency over HTTP ------------------------------------------------------------------------------------
-
-
-@asynccontextmanager
-async def http_server(env: dict[str, str]) -> AsyncIterator[str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "thinking_hats",
-        "serve",
-        "--transport",
-        "http",
-        "--port",
-        "0",
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    assert process.stderr is not None
-    url = ""
-    while not url:
-        line = (await process.stderr.readline()).decode()
-        if not line:
-            raise RuntimeError("the HTTP server exited before announcing its address")
-        if "streamable HTTP on " in line:
-            url = line.split("streamable HTTP on ", 1)[1].strip()
-
-    async def drain() -> None:
-        assert process.stderr is not None
-        while await process.stderr.readline():
-            pass
-
-    drainer = asyncio.create_task(drain())
-    try:
-        yield url
-    finally:
-        process.terminate()
-        await process.wait()
-        drainer.cancel()
 
 
 async def bench_concurrency(ctx: Ctx) -> dict[str, Any]:
