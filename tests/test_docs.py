@@ -60,3 +60,13 @@ def test_every_example_on_the_tools_page_fits_the_schema_the_server_publishes() 
         jsonschema.validate(example, getattr(tools[tool], schema))
         checked.add(key)
     assert checked == {kind[0] for kind in kinds}  # an input and a reply of each tool
+
+
+def test_no_walkthrough_step_opens_the_callers_stderr_or_stdout_by_path() -> None:
+    # `tee /dev/stderr` opens the caller's stderr afresh, truncating a log file that CI redirected it to: a green
+    # run's log came back as NUL bytes and its last lines. The shell's own `>&2` shares the descriptor instead.
+    text = (DOCS / "deployment.md").read_text(encoding="utf-8")
+    steps = re.findall(r"<!-- walkthrough -->\s*```bash\n(.*?)```", text, re.DOTALL)
+    assert len(steps) >= 5, "deployment.md no longer marks its walkthrough steps"
+    opened = [line for step in steps for line in step.splitlines() if re.search(r"/dev/std(err|out)\b", line)]
+    assert opened == []
