@@ -93,7 +93,8 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
         sys.stdout.write(json_text(result.structured(), indent=2) + "\n")
     else:
         sys.stdout.write(printable(result.markdown) + "\n")
-    return 1 if result.is_error else 0
+    # A provider that is chosen but cannot work fails like `doctor` does: recorded, but not what was asked for.
+    return 1 if result.is_error or problem else 0
 
 
 class _Lines:
