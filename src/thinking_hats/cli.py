@@ -27,6 +27,7 @@ examples:
   thinking-hats sessions list
   thinking-hats sessions export SESSION_ID --format md
   thinking-hats usage --days 7
+  sudo thinking-hats usage --env-file /etc/thinking-hats/env     the service's usage, on its server
 """
 
 QUICK_START_LINE = (
@@ -120,6 +121,13 @@ def _parser() -> argparse.ArgumentParser:
     usage.add_argument(
         "--days", type=_whole_number(1, 100_000), help="the last N UTC days, today included (instead of --since)"
     )
+    usage.add_argument(
+        "--env-file",
+        type=Path,
+        metavar="FILE",
+        help="read the configuration (THINKING_STORE...) from this file, as the service does, e.g. "
+        "/etc/thinking-hats/env; its variables win over this shell's. Default: the environment and ./.env",
+    )
     usage.add_argument("--json", action="store_true", help="print JSON")
     return p
 
@@ -174,10 +182,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    env_file: Path | None = getattr(args, "env_file", None)
+    if env_file is not None:
+        try:
+            env_file.read_bytes()
+        except OSError as exc:
+            return _fail(
+                f"--env-file {env_file}: {exc.strerror or exc}. Name the service's environment file "
+                "(EnvironmentFile= in its unit, e.g. /etc/thinking-hats/env); it is readable by root and the "
+                "service's group only, so run this as one of them (sudo)"
+            )
     try:
         from .config import Settings
 
-        settings = Settings()
+        # A named file is the service's environment: its variables win over this shell's, as under systemd.
+        settings = Settings.read(env_file, file_first=True) if env_file is not None else Settings()
     except ValidationError as exc:
         return _fail(_settings_problem(exc))
     from .logs import setup_logging
@@ -281,6 +300,10 @@ def _usage(settings: Any, args: argparse.Namespace) -> int:
     if args.days is not None:
         since = time.strftime("%Y-%m-%d", time.gmtime(time.time() - (args.days - 1) * 86400))
 
+    # Which store was read goes to stderr (stdout stays the table or the JSON): run on the server without the
+    # service's environment, the command would otherwise read this user's own SQLite file and show nothing wrong.
+    print(f"usage recorded in {_store_named(settings)}", file=sys.stderr, flush=True)
+
     async def fetch() -> Any:
         store = await open_store(settings.postgres_url(), settings.database_path())
         try:
@@ -294,6 +317,16 @@ def _usage(settings: Any, args: argparse.Namespace) -> int:
         return 0
     sys.stdout.write(_usage_table(rows))
     return 0
+
+
+def _store_named(settings: Any) -> str:
+    """The store a command reads, as it may be shown: the PostgreSQL URL with its password masked, or the file."""
+    if settings.postgres_url() is not None:
+        return str(settings.store_shown())
+    path = settings.database_path()
+    if path is None:
+        return "memory (THINKING_STORE=memory: nothing is kept between runs)"
+    return printable(path, newlines=False)
 
 
 def _usage_table(rows: Sequence[Any]) -> str:
