@@ -66,7 +66,7 @@ def test_no_walkthrough_step_opens_the_callers_stderr_or_stdout_by_path() -> Non
     # `tee /dev/stderr` opens the caller's stderr afresh, truncating a log file that CI redirected it to: a green
     # run's log came back as NUL bytes and its last lines. The shell's own `>&2` shares the descriptor instead.
     text = (DOCS / "deployment.md").read_text(encoding="utf-8")
-    steps = re.findall(r"<!-- walkthrough -->\s*```bash\n(.*?)```", text, re.DOTALL)
+    steps = re.findall(r"<!-- walkthrough(?:: [a-z ]+)? -->\s*```bash\n(.*?)```", text, re.DOTALL)
     assert len(steps) >= 5, "deployment.md no longer marks its walkthrough steps"
     opened = [line for step in steps for line in step.splitlines() if re.search(r"/dev/std(err|out)\b", line)]
     assert opened == []
