@@ -84,6 +84,9 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
             # No connection: each `think` without --session starts its own session (never a replay of the last).
             result = await thinking.think(inp, Caller(LOCAL, None), progress=screen.progress)
     finally:
+        # Ctrl-C cancels the thought mid-analysis: the calls it made are being counted in a task of their own,
+        # which must finish before the store closes (or they are lost, with a traceback from the closed store).
+        await thinking.settle()
         if augmenter is not None:
             await augmenter.aclose()
         await store.close()
