@@ -1,153 +1,109 @@
 #!/usr/bin/env bash
-# Runs docs/deployment.md as written: every ```bash block preceded by `<!-- walkthrough -->`, in order, in one
-# shell, against a throwaway PostgreSQL 15 cluster (initialised as Debian does: peer authentication on the
-# socket, scram-sha-256 over TCP) and a private nginx, on free loopback ports, in a scratch directory.
+# Runs docs/deployment.md as written, on this machine, as root: every ```bash block preceded by
+# `<!-- walkthrough -->`, and those marked `<!-- walkthrough: systemd -->` or `<!-- walkthrough: without systemd -->`
+# for the kind of machine this is, in order, in one shell. Nothing is stood in for: apt, the wheel built from this
+# checkout and installed in /opt/thinking-hats, Debian's PostgreSQL cluster 15/main, the system's nginx with a site
+# in sites-available/sites-enabled beside Debian's default site, and the replicas as systemd units or processes.
 #
-# The page's machine-wide commands are stood in for by shell functions: `sudo` (as root: runuser), `systemctl`
-# (a thinking-hats@PORT unit runs deploy/thinking-hats@.service's ExecStart with its EnvironmentFile; `reload`
-# sends SIGHUP; nginx runs from the scratch directory) and `nginx` (-t checks the private configuration).
-# Needs: PostgreSQL 15 server binaries, nginx, curl, openssl, and thinking-hats installed (THINKING_HATS names
-# the command; default: .venv/bin/thinking-hats, then PATH). Run as root (PostgreSQL then runs as `postgres`).
+# It refuses to run where thinking-hats is already deployed, uses other ports when the page's are taken, checks that
+# Debian's default site still answers on port 80, and at the end removes what it made and stops what it started
+# (nginx and the cluster only if they were not running before), so it can run again on the same machine.
 #
-#   sudo bash deploy/walkthrough.sh            # exit 0: every step worked, ending with an MCP call through nginx
+#   bash deploy/walkthrough.sh      # as root on Debian 12; exit 0: every step worked
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$PWD"
 PAGE="$REPO/docs/deployment.md"
-UNIT="$REPO/deploy/thinking-hats@.service"
-export PATH="$PATH:/usr/lib/postgresql/15/bin:/usr/sbin"
-THINKING_HATS="${THINKING_HATS:-}"
-if [ -z "$THINKING_HATS" ]; then
-  if [ -x "$REPO/.venv/bin/thinking-hats" ]; then THINKING_HATS="$REPO/.venv/bin/thinking-hats"
-  else THINKING_HATS="$(command -v thinking-hats)"; fi
+export PATH="$PATH:/usr/sbin:/sbin"
+say() { echo "walkthrough: $*" >&2; }
+
+[ "$(id -u)" -eq 0 ] || { say "run as root (the page's commands are run as root)"; exit 2; }
+[ -r /etc/debian_version ] || { say "the page is for Debian 12: no /etc/debian_version here"; exit 2; }
+for made in /etc/thinking-hats /opt/thinking-hats /etc/nginx/sites-available/thinking-hats \
+            /etc/nginx/sites-enabled/thinking-hats /etc/systemd/system/thinking-hats@.service; do
+  if [ -e "$made" ] || [ -L "$made" ]; then
+    say "$made exists: thinking-hats is deployed here (or a walkthrough was killed); remove it first"; exit 2
+  fi
+done
+if id thinking-hats >/dev/null 2>&1; then say "the user thinking-hats exists: remove it first (userdel)"; exit 2; fi
+
+if [ -d /run/systemd/system ]; then MODE="systemd"; else MODE="without systemd"; fi
+nginx_running() { [ -s /run/nginx.pid ] && kill -0 "$(cat /run/nginx.pid)" 2>/dev/null; }
+cluster_running() { command -v pg_ctlcluster >/dev/null && pg_ctlcluster 15 main status >/dev/null 2>&1; }
+NGINX_WAS_RUNNING=no; nginx_running && NGINX_WAS_RUNNING=yes
+CLUSTER_WAS_RUNNING=no; cluster_running && CLUSTER_WAS_RUNNING=yes
+if [ "$CLUSTER_WAS_RUNNING" = yes ] &&
+   [ "$(runuser -u postgres -- psql -XAtc "SELECT count(*) FROM pg_roles WHERE rolname = 'thinking'")" != 0 ]; then
+  say "PostgreSQL 15/main already has a role 'thinking': thinking-hats is deployed here"; exit 2
 fi
-[ "$(id -u)" -eq 0 ] || { echo "walkthrough: run as root (PostgreSQL runs as the postgres user)" >&2; exit 2; }
-id postgres >/dev/null 2>&1 || { echo "walkthrough: no 'postgres' user: apt-get install postgresql" >&2; exit 2; }
-for tool in initdb postgres pg_isready nginx curl openssl runuser; do
-  command -v "$tool" >/dev/null || { echo "walkthrough: $tool not found" >&2; exit 2; }
+
+# The page's names, except ports that something here already listens on (step 1 says to pick free ones).
+port_free() { python3 -c 'import socket, sys; s = socket.socket(); s.bind(("0.0.0.0", int(sys.argv[1])))' "$1" 2>/dev/null; }
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("0.0.0.0", 0)); print(s.getsockname()[1])'; }
+export SRC="$REPO"
+for pair in PORT_1:8001 PORT_2:8002 NGINX_LISTEN:8080; do
+  name="${pair%%:*}"; port="${pair#*:}"
+  if ! port_free "$port"; then export "$name=$(free_port)"; say "port $port is in use: $name=${!name}"; fi
 done
 
-SCRATCH="$(mktemp -d /tmp/th-walkthrough-XXXXXX)"
-chmod 755 "$SCRATCH"
-PIDS=()
+BLOCKS="$(mktemp /tmp/th-walkthrough-XXXXXX.sh)"
+awk -v mode="$MODE" '
+  /^<!-- walkthrough -->[[:space:]]*$/ { marked = 1; next }
+  /^<!-- walkthrough: .* -->[[:space:]]*$/ { marked = ($0 == "<!-- walkthrough: " mode " -->"); skip = !marked; next }
+  (marked || skip) && /^```bash[[:space:]]*$/ {
+    inside = 1; n++; if (marked) printf "echo \"== walkthrough: block %d\" >&2\n", n; next }
+  inside && /^```[[:space:]]*$/ { inside = 0; if (marked) printf "WALK_DONE=%d\n", n; marked = 0; skip = 0; next }
+  inside { if (marked) print; next }
+  /[^[:space:]]/ { marked = 0; skip = 0 }
+' "$PAGE" >"$BLOCKS"
+# The block that creates the role: cleanup drops the role and the database only once it has run.
+ROLE_BLOCK="$(awk '/^echo "== walkthrough: block/ { n = $5 + 0 } /CREATE ROLE thinking/ { print n; exit }' "$BLOCKS")"
+grep -q "pip wheel" "$BLOCKS" && grep -q "thoughtHistoryLength" "$BLOCKS" && [ -n "$ROLE_BLOCK" ] ||
+  { say "fewer marked blocks in $PAGE than expected"; exit 1; }
+WALK_DONE=0
+
 cleanup() {
   local status=$?
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  [ -z "${PG_DATA:-}" ] || runuser -u postgres -- pg_ctl -D "$PG_DATA" -m fast -w stop >/dev/null 2>&1 || true
+  set +e
   if [ "$status" -ne 0 ]; then
-    echo "walkthrough: FAILED (status $status); logs:" >&2
-    tail -n 40 "$SCRATCH"/*.log "$SCRATCH"/pg/*.log >&2 2>/dev/null || true
+    say "FAILED (status $status) after block $WALK_DONE; logs:"
+    tail -n 30 /var/log/thinking-hats/*.log /var/log/nginx/error.log >&2 2>/dev/null
+    [ "$MODE" = systemd ] && journalctl -u 'thinking-hats@*' -n 40 --no-pager >&2 2>/dev/null
   fi
-  rm -rf "$SCRATCH"
+  say "cleaning up"
+  local port pid tries
+  if [ "$MODE" = systemd ]; then
+    systemctl disable --now "thinking-hats@${PORT_1:-8001}" "thinking-hats@${PORT_2:-8002}" 2>/dev/null
+    rm -f /etc/systemd/system/thinking-hats@.service
+    systemctl daemon-reload
+  else
+    for port in "${PORT_1:-8001}" "${PORT_2:-8002}"; do
+      [ -s "/run/thinking-hats-$port.pid" ] || continue
+      pid="$(cat "/run/thinking-hats-$port.pid")"
+      kill -TERM "$pid" 2>/dev/null
+      for tries in $(seq 700); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      rm -f "/run/thinking-hats-$port.pid"
+    done
+  fi
+  rm -f /etc/nginx/sites-enabled/thinking-hats /etc/nginx/sites-available/thinking-hats
+  if nginx_running; then
+    if [ "$NGINX_WAS_RUNNING" = yes ]; then service nginx reload >/dev/null; else service nginx stop >/dev/null; fi
+  fi
+  if [ "$WALK_DONE" -ge "$ROLE_BLOCK" ] && cluster_running; then
+    runuser -u postgres -- dropdb --if-exists thinking
+    runuser -u postgres -- psql -Xqc "DROP ROLE IF EXISTS thinking"
+  fi
+  [ "$CLUSTER_WAS_RUNNING" = yes ] || ! cluster_running || pg_ctlcluster 15 main stop
+  id thinking-hats >/dev/null 2>&1 && userdel thinking-hats
+  rm -rf /etc/thinking-hats /opt/thinking-hats /var/lib/thinking-hats /var/log/thinking-hats "$BLOCKS"
   exit "$status"
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
-# --- the throwaway PostgreSQL cluster, as Debian sets one up ---
-PG_DATA="$SCRATCH/pg/data"
-install -d -o postgres -g postgres -m 700 "$SCRATCH/pg"
-runuser -u postgres -- initdb -D "$PG_DATA" -U postgres --auth-local=peer --auth-host=scram-sha-256 \
-  -E UTF8 --locale=C --no-sync >"$SCRATCH/initdb.log"
-export PGPORT; PGPORT="$(free_port)"
-export PGHOST_DIR="$SCRATCH/pg"
-runuser -u postgres -- pg_ctl -D "$PG_DATA" -l "$SCRATCH/pg/postgres.log" -w \
-  -o "-c listen_addresses=127.0.0.1 -c port=$PGPORT -c unix_socket_directories=$PGHOST_DIR -c fsync=off" start >/dev/null
-
-# --- the names of step 2, in the scratch directory and on free loopback ports ---
-export ETC="$SCRATCH/etc" NGINX_SITE="$SCRATCH/nginx/thinking-hats.conf" PUBLIC_NAME="team.example.com"
-export PORT_1 PORT_2 NGINX_LISTEN
-PORT_1="$(free_port)"; PORT_2="$(free_port)"; NGINX_LISTEN="127.0.0.1:$(free_port)"
-mkdir -p "$SCRATCH/nginx" "$SCRATCH/systemd"
-SYSTEMD_DIR="$SCRATCH/systemd"
-
-# --- stand-ins for the machine-wide commands ---
-sudo() {
-  if [ "${1:-}" = "-u" ]; then local user="$2"; shift 2; runuser -u "$user" -- "$@"; else "$@"; fi
-}
-
-nginx() {
-  if [ "${1:-}" = "-t" ]; then command nginx -t -p "$SCRATCH/nginx" -c "$SCRATCH/nginx/nginx.conf"; return; fi
-  command nginx "$@"
-}
-
-start_replica() {  # the unit's ExecStart for instance $1, with its EnvironmentFile, as systemd would run it
-  local port="$1" line
-  line="$(sed -n 's/^ExecStart=//p' "$SYSTEMD_DIR/thinking-hats@.service")"
-  line="${line//%i/$port}"
-  line="${line/\/opt\/thinking-hats\/bin\/thinking-hats/$THINKING_HATS}"
-  local envfile; envfile="$(sed -n 's/^EnvironmentFile=//p' "$SYSTEMD_DIR/thinking-hats@.service")"
-  envfile="${envfile/\/etc\/thinking-hats/$ETC}"
-  (set -a; . "$envfile"; set +a; export THINKING_DATA_DIR="$SCRATCH/data-$port"; exec $line) \
-    >"$SCRATCH/replica-$port.log" 2>&1 &
-  PIDS+=("$!")
-  eval "REPLICA_PID_$port=$!"
-}
-
-# nginx's main configuration (Debian's /etc/nginx/nginx.conf includes conf.d/*.conf inside `http` the same way).
-temps=""
-for kind in client_body proxy fastcgi uwsgi scgi; do temps+="${kind}_temp_path $SCRATCH/nginx/$kind; "; done
-cat >"$SCRATCH/nginx/nginx.conf" <<CONF
-user root;
-worker_processes 1;
-pid $SCRATCH/nginx/nginx.pid;
-error_log $SCRATCH/nginx.log warn;
-events { worker_connections 256; }
-http { access_log off; $temps include $NGINX_SITE; }
-CONF
-
-start_nginx() {
-  if [ ! -s "$SCRATCH/nginx/nginx.pid" ]; then
-    command nginx -p "$SCRATCH/nginx" -c "$SCRATCH/nginx/nginx.conf" -g "daemon off;" 2>>"$SCRATCH/nginx.log" &
-    PIDS+=("$!")
-    local tries=0
-    until curl -s -o /dev/null "http://$NGINX_LISTEN/"; do
-      tries=$((tries + 1)); [ "$tries" -lt 150 ] || { echo "nginx did not start" >&2; return 1; }; sleep 0.1
-    done
-  fi
-}
-
-systemctl() {
-  local verb="$1"; shift
-  case "$verb" in
-    daemon-reload) ;;
-    enable) [ "${1:-}" = "--now" ] && shift && systemctl start "$@" ;;
-    start)
-      for unit in "$@"; do
-        case "$unit" in
-          thinking-hats@*) start_replica "${unit#thinking-hats@}" ;;
-          nginx) start_nginx ;;
-          *) echo "walkthrough: no stand-in to start $unit" >&2; return 1 ;;
-        esac
-      done ;;
-    reload)
-      for unit in "$@"; do
-        case "$unit" in
-          thinking-hats@*) local var="REPLICA_PID_${unit#thinking-hats@}"; kill -HUP "${!var}" ;;
-          nginx) start_nginx; command nginx -p "$SCRATCH/nginx" -c "$SCRATCH/nginx/nginx.conf" -s reload ;;
-          *) echo "walkthrough: no stand-in to reload $unit" >&2; return 1 ;;
-        esac
-      done ;;
-    *) echo "walkthrough: no stand-in for systemctl $verb" >&2; return 1 ;;
-  esac
-}
-
-cp() {  # the page copies into /etc/systemd/system: into the scratch directory instead
-  if [ "${2:-}" = /etc/systemd/system/ ]; then command cp "$1" "$SYSTEMD_DIR/"; else command cp "$@"; fi
-}
-
-# --- the page's blocks, in order ---
-BLOCKS="$SCRATCH/blocks.sh"
-awk '
-  /^<!-- walkthrough -->[[:space:]]*$/ { marked = 1; next }
-  marked && /^```bash[[:space:]]*$/ { inside = 1; marked = 0; n++; printf "echo \"== walkthrough: block %d\" >&2\n", n; next }
-  inside && /^```[[:space:]]*$/ { inside = 0; next }
-  inside { print; next }
-  /[^[:space:]]/ { marked = 0 }
-' "$PAGE" >"$BLOCKS"
-grep -q "block 8" "$BLOCKS" || { echo "walkthrough: fewer marked blocks in $PAGE than expected" >&2; exit 1; }
+say "running docs/deployment.md ($MODE) from $SRC"
 # shellcheck source=/dev/null
 . "$BLOCKS"
-echo "walkthrough: every step of docs/deployment.md worked (PostgreSQL :$PGPORT, replicas :$PORT_1 :$PORT_2, nginx $NGINX_LISTEN)" >&2
+
+# Debian's default site is still there, and still what port 80 answers with.
+curl -fsS http://127.0.0.1/ | grep -q "Welcome to nginx" || { say "Debian's default site no longer answers on :80"; exit 1; }
+say "every step of docs/deployment.md worked ($MODE; replicas :$PORT_1 :$PORT_2, nginx :$NGINX_LISTEN, Debian's default site on :80 as it was)"

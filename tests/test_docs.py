@@ -66,7 +66,25 @@ def test_no_walkthrough_step_opens_the_callers_stderr_or_stdout_by_path() -> Non
     # `tee /dev/stderr` opens the caller's stderr afresh, truncating a log file that CI redirected it to: a green
     # run's log came back as NUL bytes and its last lines. The shell's own `>&2` shares the descriptor instead.
     text = (DOCS / "deployment.md").read_text(encoding="utf-8")
-    steps = re.findall(r"<!-- walkthrough -->\s*```bash\n(.*?)```", text, re.DOTALL)
+    steps = re.findall(r"<!-- walkthrough(?:: [a-z ]+)? -->\s*```bash\n(.*?)```", text, re.DOTALL)
     assert len(steps) >= 5, "deployment.md no longer marks its walkthrough steps"
     opened = [line for step in steps for line in step.splitlines() if re.search(r"/dev/std(err|out)\b", line)]
     assert opened == []
+
+
+def test_the_deployment_page_runs_as_root_without_sudo_and_keeps_systemd_to_its_own_blocks() -> None:
+    # Debian does not install sudo when root has a password, and a container has no systemd: every step the
+    # walkthrough runs on any machine works without either; a systemd step has its plain counterpart.
+    text = (DOCS / "deployment.md").read_text(encoding="utf-8")
+    marked = re.findall(r"<!-- walkthrough(?:: ([a-z ]+))? -->\s*```bash\n(.*?)```", text, re.DOTALL)
+    kinds = [kind for kind, _ in marked]
+    assert set(kinds) == {"", "systemd", "without systemd"}
+    assert kinds.count("systemd") == kinds.count("without systemd") >= 2
+    assert [b for _, b in marked if re.search(r"\bsudo\b", b)] == []
+    assert [b for kind, b in marked if kind != "systemd" and re.search(r"\b(systemctl|journalctl)\b", b)] == []
+    steps = "".join(b for _, b in marked)
+    # Step 2 installs from a wheel built from the checkout (the package is not on the index), and nginx gets a
+    # site of its own beside Debian's default one, which is never removed.
+    assert "pip wheel" in steps and '"$SRC"' in steps and "pip install 'thinking-hats" not in text
+    assert "/etc/nginx/sites-enabled/thinking-hats" in steps and "sites-enabled/default" not in steps
+    assert "pg_ctlcluster 15 main start" in steps

@@ -109,7 +109,7 @@ def test_think_says_why_augmentation_is_off_instead_of_a_traceback(
     code = main(["think", "Should we ship on Friday?", "--strategy", "double"])
 
     out, err = capsys.readouterr()
-    assert code == 0, err
+    assert code == 1, err  # as `doctor` fails for the same override
     assert "Thought 1/1 recorded" in out and "Augmentation is off" in out  # recorded, as in record-only mode
     assert "model augmentation is off" in err and "{{ reader }}" in err and "Traceback" not in err
     assert openai_llm.history == []

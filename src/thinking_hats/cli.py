@@ -27,7 +27,13 @@ examples:
   thinking-hats sessions list
   thinking-hats sessions export SESSION_ID --format md
   thinking-hats usage --days 7
+  sudo thinking-hats usage --env-file /etc/thinking-hats/env     the service's usage, on its server
 """
+
+QUICK_START_LINE = (
+    "thinking-hats: an MCP server on stdin/stdout, waiting for an MCP client (clients launch this command "
+    "themselves; see `thinking-hats --help` for the others). Ctrl-C stops it."
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,21 +47,32 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     serve = sub.add_parser("serve", help="serve MCP over stdio (default) or streamable HTTP")
-    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    serve.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio: one MCP client that launches this command talks over stdin/stdout (default); "
+        "http: streamable HTTP on --host/--port, for many clients and tokens",
+    )
     serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     serve.add_argument(
         "--port", type=_whole_number(0, 65_535), default=8000, help="HTTP port (default 8000; 0 picks a free one)"
     )
     serve.add_argument(
         "--workers",
-        type=_workers,
+        type=_whole_number(1, 64),
         default=1,
         help="HTTP only: processes serving the port over one store (default 1; 1-64)",
     )
 
     think = sub.add_parser("think", help="run one thought from the terminal and print the synthesis")
     think.add_argument("thought", help="the thought or question")
-    think.add_argument("--strategy", choices=["auto", "single", "double", "triple", "full", "none"])
+    think.add_argument(
+        "--strategy",
+        choices=["auto", "single", "double", "triple", "full", "none"],
+        help="how many hats think about it: auto (default) lets the router choose from the thought; single, double, "
+        "triple or full (every hat) force it; none only records the thought (no model call)",
+    )
     think.add_argument("--session", help="session id to record the thought in (default: a new one)")
     think.add_argument("--json", action="store_true", help="print the structured reply as JSON")
 
@@ -65,7 +82,14 @@ def _parser() -> argparse.ArgumentParser:
     route.add_argument("--misses", action="store_true", help="with --eval: list every disagreement")
     route.add_argument("--json", action="store_true", help="print JSON")
 
-    sub.add_parser("doctor", help="show configuration (secrets masked), store health, prompts and provider reach")
+    doctor_help = "show configuration (secrets masked), store health, prompts and provider reach"
+    sub.add_parser(
+        "doctor",
+        help=doctor_help,
+        description=doctor_help[0].upper() + doctor_help[1:] + ". Reads the same environment and .env as the "
+        "server. Exit status 0 when every check passes, 1 when one fails (an unusable store, a bad prompt "
+        "override, a provider that is misconfigured or unreachable).",
+    )
 
     principal_help = "only this principal's sessions (a name from THINKING_HTTP_TOKENS_FILE, or 'local')"
     sessions = sub.add_parser("sessions", help="list, show or export recorded sessions")
@@ -97,6 +121,13 @@ def _parser() -> argparse.ArgumentParser:
     usage.add_argument(
         "--days", type=_whole_number(1, 100_000), help="the last N UTC days, today included (instead of --since)"
     )
+    usage.add_argument(
+        "--env-file",
+        type=Path,
+        metavar="FILE",
+        help="read the configuration (THINKING_STORE...) from this file, as the service does, e.g. "
+        "/etc/thinking-hats/env; its variables win over this shell's. Default: the environment and ./.env",
+    )
     usage.add_argument("--json", action="store_true", help="print JSON")
     return p
 
@@ -127,18 +158,11 @@ def _whole_number(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
-def _workers(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= 64:
-        raise argparse.ArgumentTypeError(f"--workers takes a whole number from 1 to 64 (got {text!r})")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "route" and args.misses and args.eval is None:
+        parser.error("route --misses lists the disagreements with a labelled file: add --eval FILE")
     if "httpx" not in sys.modules:
         # agno imports httpx, whose package imports its own command line (click, pygments, rich's progress and
         # syntax) whenever those are installed, as uvicorn's click is: ~20 ms of every start for a CLI this
@@ -158,10 +182,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    env_file: Path | None = getattr(args, "env_file", None)
+    if env_file is not None:
+        try:
+            env_file.read_bytes()
+        except OSError as exc:
+            return _fail(
+                f"--env-file {env_file}: {exc.strerror or exc}. Name the service's environment file "
+                "(EnvironmentFile= in its unit, e.g. /etc/thinking-hats/env); it is readable by root and the "
+                "service's group only, so run this as one of them (sudo)"
+            )
     try:
         from .config import Settings
 
-        settings = Settings()
+        # A named file is the service's environment: its variables win over this shell's, as under systemd.
+        settings = Settings.read(env_file, file_first=True) if env_file is not None else Settings()
     except ValidationError as exc:
         return _fail(_settings_problem(exc))
     from .logs import setup_logging
@@ -175,6 +210,10 @@ def _main(args: argparse.Namespace) -> int:
             if getattr(args, "transport", "stdio") == "http":
                 serve_http(settings, args.host, args.port, args.workers)
             else:
+                if sys.stdin.isatty():
+                    # Run by hand, a stdio server waits silently for JSON-RPC: say so once, so it does not look hung.
+                    # Piped (an MCP client launched it) it stays silent: stderr may be the client's log.
+                    print(QUICK_START_LINE, file=sys.stderr, flush=True)
                 serve_stdio(settings)
             return 0
         if command == "sessions":
@@ -238,7 +277,13 @@ def _sessions(settings: Any, args: argparse.Namespace) -> int:
     else:
         text = json_text(session_json(*found), indent=2) + "\n"
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            return _fail(
+                f"cannot write {output}: {exc.strerror or exc}. Name a file in a directory that exists and you can "
+                "write to, or leave out --output to print the export"
+            )
         print(f"wrote {printable(output)}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -255,6 +300,10 @@ def _usage(settings: Any, args: argparse.Namespace) -> int:
     if args.days is not None:
         since = time.strftime("%Y-%m-%d", time.gmtime(time.time() - (args.days - 1) * 86400))
 
+    # Which store was read goes to stderr (stdout stays the table or the JSON): run on the server without the
+    # service's environment, the command would otherwise read this user's own SQLite file and show nothing wrong.
+    print(f"usage recorded in {_store_named(settings)}", file=sys.stderr, flush=True)
+
     async def fetch() -> Any:
         store = await open_store(settings.postgres_url(), settings.database_path())
         try:
@@ -268,6 +317,16 @@ def _usage(settings: Any, args: argparse.Namespace) -> int:
         return 0
     sys.stdout.write(_usage_table(rows))
     return 0
+
+
+def _store_named(settings: Any) -> str:
+    """The store a command reads, as it may be shown: the PostgreSQL URL with its password masked, or the file."""
+    if settings.postgres_url() is not None:
+        return str(settings.store_shown())
+    path = settings.database_path()
+    if path is None:
+        return "memory (THINKING_STORE=memory: nothing is kept between runs)"
+    return printable(path, newlines=False)
 
 
 def _usage_table(rows: Sequence[Any]) -> str:

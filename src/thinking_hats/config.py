@@ -24,8 +24,10 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     @classmethod
-    def read(cls, env_file: Path | None = DOTENV, **given: Any) -> Settings:
-        return cls.model_validate(given, context={"env_file": env_file})
+    def read(cls, env_file: Path | None = DOTENV, *, file_first: bool = False, **given: Any) -> Settings:
+        """`file_first`: the file's variables win over the process environment's, as for a service whose unit
+        names the file (`usage --env-file /etc/thinking-hats/env` run from an operator's shell)."""
+        return cls.model_validate(given, context={"env_file": env_file, "file_first": file_first})
 
     @model_validator(mode="before")
     @classmethod
@@ -33,7 +35,7 @@ class Settings(BaseModel):
         if not isinstance(given, dict):
             return given
         env_file = (info.context or {}).get("env_file", DOTENV)
-        found = _environment(env_file)
+        found = _environment(env_file, (info.context or {}).get("file_first", False))
         return {name: found[name] for name in cls.model_fields if name in found} | given
 
     # --- tools and server ---
@@ -406,11 +408,12 @@ def load_settings(**overrides: object) -> Settings:
     return Settings(**overrides)  # type: ignore[arg-type]
 
 
-def _environment(env_file: Path | None) -> dict[str, str]:
-    """Variables by lower-cased name: the file's, overridden by the process environment's."""
+def _environment(env_file: Path | None, file_first: bool = False) -> dict[str, str]:
+    """Variables by lower-cased name: the file's, overridden by the process environment's (or the other way round)."""
     found: dict[str, str] = {}
     if env_file is not None and env_file.is_file():
         from dotenv import dotenv_values  # only when there is a file to read
 
         found = {k.lower(): v for k, v in dotenv_values(env_file, encoding="utf-8").items() if v is not None}
-    return found | {k.lower(): v for k, v in os.environ.items()}
+    environment = {k.lower(): v for k, v in os.environ.items()}
+    return environment | found if file_first else found | environment

@@ -84,6 +84,9 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
             # No connection: each `think` without --session starts its own session (never a replay of the last).
             result = await thinking.think(inp, Caller(LOCAL, None), progress=screen.progress)
     finally:
+        # Ctrl-C cancels the thought mid-analysis: the calls it made are being counted in a task of their own,
+        # which must finish before the store closes (or they are lost, with a traceback from the closed store).
+        await thinking.settle()
         if augmenter is not None:
             await augmenter.aclose()
         await store.close()
@@ -93,7 +96,8 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
         sys.stdout.write(json_text(result.structured(), indent=2) + "\n")
     else:
         sys.stdout.write(printable(result.markdown) + "\n")
-    return 1 if result.is_error else 0
+    # A provider that is chosen but cannot work fails like `doctor` does: recorded, but not what was asked for.
+    return 1 if result.is_error or problem else 0
 
 
 class _Lines:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .config import Settings
 from .errors import ConfigurationError
+from .terminal import counted
 
 log = logging.getLogger("thinking_hats")
 
@@ -125,7 +126,7 @@ class Limits:
         except ConfigurationError as exc:
             log.error("limits not reloaded, the previous ones stay in force: %s", exc)
             return
-        log.warning("limits reloaded: %d principals with their own limits", len(self.overrides))
+        log.warning("limits reloaded: %s with their own limits", counted(len(self.overrides), "principal"))
 
     @property
     def active(self) -> bool:

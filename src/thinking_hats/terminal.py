@@ -40,3 +40,8 @@ def json_text(value: Any, indent: int | None = None) -> str:
     """JSON for a terminal: readable non-ASCII text, but every control character escaped as `\\uXXXX`."""
     text = json.dumps(value, indent=indent, ensure_ascii=False, default=str)
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def counted(count: int, noun: str) -> str:
+    """`1 principal`, `2 principals`: a count with its noun in the right number (regular plurals only)."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"

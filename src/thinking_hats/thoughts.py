@@ -328,6 +328,12 @@ class Thinking:
         self._charging.add(task)
         task.add_done_callback(self._charged)
 
+    async def settle(self) -> None:
+        """Wait until the calls of abandoned thoughts are written to usage. Call it before the store closes: a
+        `think` ended by Ctrl-C mid-analysis still counts what it paid for (and writes to no closed store)."""
+        while self._charging:
+            await asyncio.gather(*list(self._charging), return_exceptions=True)
+
     def _charged(self, task: asyncio.Future[None]) -> None:
         self._charging.discard(task)
         if not task.cancelled() and task.exception() is not None:

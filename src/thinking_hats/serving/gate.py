@@ -24,6 +24,7 @@ from typing import Any
 from ..config import Settings
 from ..errors import ConfigurationError, StoreBusy, StoreUnavailable
 from ..store import LOCAL
+from ..terminal import counted
 
 log = logging.getLogger("thinking_hats")
 MIN_TOKEN = 16
@@ -165,7 +166,7 @@ class Gate:
             log.error("tokens not reloaded, the previous ones stay in force: %s", exc)
         else:
             self._use(principals)
-            log.warning("tokens reloaded: %d principals", len(set(principals.by_token.values())))
+            log.warning("tokens reloaded: %s", counted(len(set(principals.by_token.values())), "principal"))
         self.reload_server()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
