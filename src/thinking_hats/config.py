@@ -284,6 +284,12 @@ class Settings(BaseModel):
     thinking_metrics_public: bool = Field(
         default=False, description="Serve /metrics without the bearer token (for a scraper on a private network)."
     )
+    thinking_ui: bool = Field(
+        default=False,
+        description=(
+            "Serve the read-only web view at /ui/ under HTTP (sign in with a token); off: not served, not imported."
+        ),
+    )
     thinking_trace_text: bool = Field(
         default=False, description="Put thought text in OpenTelemetry spans (off: no client text leaves in traces)."
     )
