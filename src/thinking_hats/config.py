@@ -290,6 +290,10 @@ class Settings(BaseModel):
             "Serve the read-only web view at /ui/ under HTTP (sign in with a token); off: not served, not imported."
         ),
     )
+    display: str | None = Field(
+        default=None,
+        description="Set by a graphical session (X11, XWayland): `thinking-hats ui` opens a browser only when it is.",
+    )
     thinking_trace_text: bool = Field(
         default=False, description="Put thought text in OpenTelemetry spans (off: no client text leaves in traces)."
     )

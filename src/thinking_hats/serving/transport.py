@@ -80,6 +80,10 @@ def http_app(
     instances = server._lowlevel_server.session_manager._server_instances
     gate = Gate(app, fallback, principals, settings, server.health, secret or os.urandom(32),
                 live=instances.__contains__, loopback=loopback, reload=server.reload)  # fmt: skip
+    if settings.thinking_ui:  # imported only when on: the view costs a server with it off nothing
+        from .ui import WebView
+
+        gate.ui = WebView(server.core.store, lambda: gate.principals, server.core.limits)
     if not settings.thinking_metrics:
         return gate
     from .. import metrics
