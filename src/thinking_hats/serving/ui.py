@@ -56,7 +56,7 @@ SECURITY_HEADERS = [
         b" form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     ),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer would send "Origin: null" on the sign-in POST
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),
 ]
