@@ -6,7 +6,6 @@ import re
 import time
 from typing import Any
 
-from .chain import chain_of, mermaid
 from .errors import ThinkingError
 from .store import Entry, Session, Store
 from .terminal import printable
@@ -63,6 +62,8 @@ def session_markdown(session: Session, entries: list[Entry]) -> str:
             f"and {_inline(usage.get('outputTokens', 0))} output tokens"
         )
     if entries:
+        from .chain import chain_of, mermaid  # at the first report: start-up imports nothing it does not use
+
         lines += ["", "## Chain", "", *mermaid(chain_of(entries))]
     for entry in entries:
         lines += ["", *(_step(entry) if session.tool == "crash" else _thought(entry))]
