@@ -31,7 +31,7 @@ from typing import Any
 import jinja2
 
 from ..chain import chain_of, status_of, svg
-from ..errors import StoreError
+from ..errors import ThinkingError
 from ..limits import Limits
 from ..store import LOCAL, Entry, Session, Store
 from .gate import Principals
@@ -172,7 +172,7 @@ class WebView:
                 await self._page(send, 405, "error.html", None, message="This view only reads.")
             else:
                 await self._authenticated(request, receive, send)
-        except StoreError as exc:
+        except ThinkingError as exc:  # the store failed, or is not open yet
             log.warning("web view: %s", exc)
             await self._page(send, 503, "error.html", None, message="The session store is not answering: try again.")
 
