@@ -32,7 +32,22 @@ from thinking_hats.serving.gate import Principals  # noqa: E402
 from thinking_hats.serving.ui import WebView  # noqa: E402
 from thinking_hats.store import LOCAL, Store, Write, open_store  # noqa: E402
 
-WORDS = "the cache index query latency page report column user data risk plan option cost".split()
+WORDS = [
+    "the",
+    "cache",
+    "index",
+    "query",
+    "latency",
+    "page",
+    "report",
+    "column",
+    "user",
+    "data",
+    "risk",
+    "plan",
+    "option",
+    "cost",
+]
 
 
 def text(n: int, length: int) -> str:
