@@ -332,7 +332,12 @@ class WebView:
         if found is None:
             await _plain(send, 404, "not found")
             return
-        headers = [(b"content-type", b"text/event-stream; charset=utf-8"), *SECURITY_HEADERS]
+        # X-Accel-Buffering: nginx in front passes each event on at once instead of buffering the stream.
+        headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"x-accel-buffering", b"no"),
+            *SECURITY_HEADERS,
+        ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": b"retry: 1000\n\n", "more_body": True})
         left = asyncio.Event()
