@@ -92,7 +92,8 @@ def view_env(root: Path, stub: str, tokens: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, stub_model: str) -> Iterator[HttpServer]:
     root = tmp_path_factory.mktemp("web-view")
-    with http_server(view_env(root, stub_model, TOKENS)) as running:
+    # Two workers: the page's event stream and the MCP client's calls land on either, and the store joins them.
+    with http_server(view_env(root, stub_model, TOKENS), "--workers", "2") as running:
         asyncio.run(
             send(
                 running.url, ALICE,
