@@ -3,12 +3,15 @@ costs a server that has it off (nothing: not even an import)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from thinking_hats.config import Settings
@@ -95,3 +98,46 @@ def test_with_the_view_off_the_server_imports_neither_the_view_nor_jinja2(tmp_pa
     on = loaded_modules(tmp_path, ui=True)
     assert on["status"] == 200
     assert {"jinja2", "thinking_hats.serving.ui"} <= set(on["modules"])  # type: ignore[call-overload]
+
+
+async def record(url: str, token: str, session: str) -> None:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    arguments = {
+        "thought": "t",
+        "thoughtNumber": 1,
+        "totalThoughts": 1,
+        "nextThoughtNeeded": False,
+        "sessionId": session,
+    }
+    async with (
+        httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,  # type: ignore[arg-type]
+    ):
+        assert not (await client.call_tool("sequentialthinking", arguments)).is_error
+
+
+def test_sigterm_ends_open_event_streams_instead_of_waiting_out_the_graceful_timeout(tmp_path: Path) -> None:
+    from http_peer import http_server
+    from stdio_peer import server_env
+
+    (tmp_path / "tokens").write_text(f"alice {ALICE}\n")
+    env = server_env(tmp_path / "data", THINKING_UI="true", THINKING_HTTP_TOKENS_FILE=str(tmp_path / "tokens"),
+                     THINKING_DEADLINE="50")  # fmt: skip
+    with http_server(env) as server:
+        base = server.url.removesuffix("/mcp")
+        with httpx2.Client(base_url=base, timeout=30) as http:
+            asyncio.run(record(server.url, ALICE, "open"))
+            signed = http.post("/ui/login", data={"token": ALICE}, headers={"origin": base})
+            assert signed.status_code == 303
+            with http.stream("GET", "/ui/s/open/events") as stream:
+                assert stream.status_code == 200
+                lines = stream.iter_lines()
+                assert next(lines).startswith("retry:")
+                server.process.send_signal(signal.SIGTERM)
+                rest = list(lines)  # the stream ends: the server closes it on its way out
+                # Within the 55 s graceful timeout (THINKING_DEADLINE + 5) only if the stream ended at once.
+                # (uvicorn re-raises the SIGTERM it handled once it has shut down: that is a clean exit.)
+                assert server.process.wait(timeout=20) in (0, -signal.SIGTERM)
+    assert "event: end" not in rest  # ended by the shutdown, not by a revoked sign-in

@@ -214,6 +214,12 @@ def _serve(
             if self.started:
                 serving()
 
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            view = getattr(getattr(app, "app", app), "ui", None)  # the gate, inside MetricsEndpoint or not
+            if view is not None:
+                view.close()  # open pages' event streams end now, not at the graceful timeout
+            await super().shutdown(sockets)
+
     server = Server(config)
     server.run(sockets=[sock])
     if not server.started:

@@ -150,6 +150,10 @@ class WebView:
         self.templates.filters["when"] = _when
         self.templates.filters["number"] = lambda n: f"{int(n or 0):,}"
         self.templates.filters["quote"] = lambda s: urllib.parse.quote(str(s), safe="")
+        self.closing = False  # the server is shutting down: event streams end (their browsers reconnect elsewhere)
+
+    def close(self) -> None:
+        self.closing = True
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":  # `thinking-hats ui` runs it alone; under the gate, the gate's lifespan
@@ -347,10 +351,10 @@ class WebView:
         progress_at = 0.0
         until = time.monotonic() + STREAM_S
         try:
-            while not left.is_set() and time.monotonic() < until:
+            while not left.is_set() and not self.closing and time.monotonic() < until:
                 if found is None or self.who(request) != principal:
                     await _event(send, "end", {})
-                    return
+                    break
                 session, entries, progress = found
                 news = [e for e in entries if shown.get(e.seq) != e.created]
                 if news:
@@ -372,6 +376,8 @@ class WebView:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(left.wait(), POLL_S)
                 found = await self.store().since(principal, session_id, seen)
+            if not left.is_set():
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             watcher.cancel()
 

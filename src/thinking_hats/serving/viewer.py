@@ -82,6 +82,10 @@ def serve_ui(
                     with contextlib.suppress(webbrowser.Error):
                         await asyncio.to_thread(webbrowser.open, url)
 
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            view.close()  # open pages' event streams end now
+            await super().shutdown(sockets)
+
     config = uvicorn.Config(
         app, log_level=settings.thinking_log_level.lower(), access_log=False, lifespan="on", timeout_graceful_shutdown=2
     )
