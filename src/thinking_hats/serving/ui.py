@@ -482,7 +482,7 @@ def _usage_chart(days: Sequence[Any]) -> str:
         return ""
     principals = sorted({p for row in by_day.values() for p in row})
     top = max(sum(row.values()) for row in by_day.values()) or 1
-    width, height, bar = 24 * len(by_day) + 60, 160, 18
+    width, height, bar = max(24 * len(by_day), 110 * len(principals)) + 60, 160, 18
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="usage-chart" width="{width}" height="{height + 40}"'
         f' role="img" aria-label="tokens per day by principal">'
