@@ -64,7 +64,7 @@ def session_markdown(session: Session, entries: list[Entry]) -> str:
     if entries:
         from .chain import chain_of, mermaid  # at the first report: start-up imports nothing it does not use
 
-        lines += ["", "## Chain", "", *mermaid(chain_of(entries))]
+        lines += ["", *mermaid(chain_of(entries))]  # no heading of its own: the report's headings are its entries
     for entry in entries:
         lines += ["", *(_step(entry) if session.tool == "crash" else _thought(entry))]
     return "\n".join(lines) + "\n"
