@@ -16,7 +16,7 @@ import pytest
 
 import thinking_hats.store as store_module
 from thinking_hats.errors import InvalidThought, StoreError
-from thinking_hats.store import Store, Write, open_store
+from thinking_hats.store import Store, Write, _schema, open_store
 
 TOOL = "sequentialthinking"
 Opener = Callable[[], Awaitable[Store]]
@@ -420,9 +420,9 @@ async def test_the_store_records_its_schema_version(store: Store) -> None:
     async with store.backend.transaction(write=False) as tx:
         rows = await tx.rows("SELECT version FROM schema_version")
 
-    assert rows == [(3,)]
-    assert (await store.ping())["schema"] == 3
-    assert (await store.health())["schema"] == 3
+    assert rows == [(_schema.VERSION,)] and _schema.VERSION == 4  # 4: the web view's progress table
+    assert (await store.ping())["schema"] == _schema.VERSION
+    assert (await store.health())["schema"] == _schema.VERSION
 
 
 async def test_concurrent_commits_from_several_stores_to_one_new_session_all_land_once(stores: Opener) -> None:

@@ -26,6 +26,7 @@ examples:
   thinking-hats doctor
   thinking-hats sessions list
   thinking-hats sessions export SESSION_ID --format md
+  thinking-hats ui                               the web view of your sessions on 127.0.0.1
   thinking-hats usage --days 7
   sudo thinking-hats usage --env-file /etc/thinking-hats/env     the service's usage, on its server
 """
@@ -105,12 +106,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     show = ssub.add_parser("show", help="print a session as a Markdown report", parents=[by_principal])
     show.add_argument("session_id")
+    show.add_argument("--open", action="store_true", help="open the session in the web view (`thinking-hats ui`)")
     export = ssub.add_parser("export", help="export a session", parents=[by_principal])
     export.add_argument("session_id")
     export.add_argument(
         "--format", choices=["md", "json"], help="md or json (default: from the --output extension, else md)"
     )
     export.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
+
+    ui = sub.add_parser("ui", help="serve the web view of your sessions on 127.0.0.1 (opens a browser if it can)")
+    ui.add_argument("--port", type=_whole_number(0, 65535), default=0, help="port (default: a free one)")
+    ui.add_argument("--principal", default="local", help="whose sessions (default: local, this machine's own)")
 
     usage = sub.add_parser(
         "usage", help="model usage per principal and UTC day: tokens in/out/cached, calls, thoughts, refusals"
@@ -215,6 +221,16 @@ def _main(args: argparse.Namespace) -> int:
                     # Piped (an MCP client launched it) it stays silent: stderr may be the client's log.
                     print(QUICK_START_LINE, file=sys.stderr, flush=True)
                 serve_stdio(settings)
+            return 0
+        if command == "sessions" and getattr(args, "open", False):
+            from .serving.viewer import serve_ui
+
+            serve_ui(settings, session_id=args.session_id, principal=args.principal or "local")
+            return 0
+        if command == "ui":
+            from .serving.viewer import serve_ui
+
+            serve_ui(settings, args.port, principal=args.principal)
             return 0
         if command == "sessions":
             return _sessions(settings, args)

@@ -286,6 +286,16 @@ class Settings(BaseModel):
     thinking_metrics_public: bool = Field(
         default=False, description="Serve /metrics without the bearer token (for a scraper on a private network)."
     )
+    thinking_ui: bool = Field(
+        default=False,
+        description=(
+            "Serve the read-only web view at /ui/ under HTTP (sign in with a token); off: not served, not imported."
+        ),
+    )
+    display: str | None = Field(
+        default=None,
+        description="Set by a graphical session (X11, XWayland): `thinking-hats ui` opens a browser only when it is.",
+    )
     thinking_trace_text: bool = Field(
         default=False, description="Put thought text in OpenTelemetry spans (off: no client text leaves in traces)."
     )

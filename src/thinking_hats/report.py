@@ -46,8 +46,9 @@ def session_json(session: Session, entries: list[Entry]) -> dict[str, Any]:
 
 
 def session_markdown(session: Session, entries: list[Entry]) -> str:
-    """The report. Everything a client or a model wrote is quoted (`_quote`) or escaped (`_inline`, `_code`): a
-    thought cannot add a heading, a fake `## Thought 2/2` or `### Synthesis`, raw HTML or terminal controls."""
+    """The report, with the chain drawn in Mermaid (`chain.mermaid` escapes its labels). Everything a client or a
+    model wrote is quoted (`_quote`) or escaped (`_inline`, `_code`): a thought cannot add a heading, a fake
+    `## Thought 2/2` or `### Synthesis`, a link or image, raw HTML or terminal controls."""
     lines = [
         f"# Session {_code(session.id)} ({_inline(session.tool)})",
         "",
@@ -60,6 +61,10 @@ def session_markdown(session: Session, entries: list[Entry]) -> str:
             f"Model usage: {_inline(usage.get('llmCalls', 0))} calls, {_inline(usage.get('inputTokens', 0))} input "
             f"and {_inline(usage.get('outputTokens', 0))} output tokens"
         )
+    if entries:
+        from .chain import chain_of, mermaid  # at the first report: start-up imports nothing it does not use
+
+        lines += ["", *mermaid(chain_of(entries))]  # no heading of its own: the report's headings are its entries
     for entry in entries:
         lines += ["", *(_step(entry) if session.tool == "crash" else _thought(entry))]
     return "\n".join(lines) + "\n"
@@ -115,10 +120,11 @@ def _step(entry: Entry) -> list[str]:
 
 # --- user text in Markdown ---------------------------------------------------------------------------------
 # A '#' opening a line's content (after any quote or list markers) would be a heading; a line of only '=' or '-'
-# would turn the line above into one; '<' before a tag name or '&' before an entity would be raw HTML.
+# would turn the line above into one; '<' before a tag name or '&' before an entity would be raw HTML; '[' and ']'
+# make links and images (`[a](javascript:alert(1))`, `![x](http://tracker)`, `[a]: url`), so both are escaped.
 _HEADING = re.compile(r"^([\s>*+\-\d.)]*)#")
 _UNDERLINE = re.compile(r"^([\s>]*)([=-])(?=[=\- \t]*$)")
-_HTML = re.compile(r"<(?=[A-Za-z/!?])|&(?=#?\w+;)")
+_HTML = re.compile(r"<(?=[A-Za-z/!?])|&(?=#?\w+;)|[\[\]]")
 
 
 def _escaped(line: str) -> str:

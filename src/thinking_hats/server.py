@@ -460,6 +460,10 @@ class _Core:
         if self._app is not None:
             self._app.thinking.limits.reload()  # the one table, shared with the crash tool
 
+    def limits(self) -> Limits | None:
+        """The limits in force (re-read on SIGHUP), for the web view's operators; None before the start."""
+        return self._app.thinking.limits if self._app is not None else None
+
     def store(self) -> Store:
         if self._app is None:
             raise ThinkingError("the server is not running")

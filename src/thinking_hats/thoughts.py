@@ -241,6 +241,8 @@ class Thinking:
         started = perf_counter()
         outcome: Outcome | None = None
         if self.augmenter is not None and augmenting:
+            if self.settings.thinking_ui:  # an open page, on any worker or replica, shows each hat as it ends
+                progress = await _noting(self.store, caller.principal, session_id, inp, progress)
             meter = Meter()
             metering = current_meter.set(meter)
             try:
@@ -266,6 +268,10 @@ class Thinking:
             if notice == ENABLE_HINT:
                 meta["hint_shown"] = True
         usage = outcome.usage if outcome is not None else None
+        if outcome is not None:  # the web view lists the strategies a session used without reading its entries
+            used = set((view.session.meta.get("strategies") or []) if view.session is not None else [])
+            if outcome.analysis.strategy not in used:
+                meta["strategies"] = sorted(used | {outcome.analysis.strategy})
         built: list[ThoughtResult] = []
 
         def reply_for(count: int, branches: tuple[str, ...]) -> dict[str, Any]:
@@ -513,3 +519,28 @@ def render_markdown(reply: ThoughtReply, seconds: float, failure: str | None) ->
     )
     problems = "".join(f"\n- ⚠ {p}" for p in a.problems)
     return f"{body}\n{problems}\n\n---\n{footer}".replace("\n\n\n", "\n\n")
+
+
+async def _noting(
+    store: Store, principal: str, session_id: str, inp: ThoughtInput, progress: ProgressFn | None
+) -> ProgressFn:
+    """`progress`, also writing each step to the store for the web view (THINKING_UI). A write that fails costs
+    the page its live progress, never the thought."""
+    where: dict[str, Any] = {"number": inp.thought_number, "branch": inp.branch_id, "done": 0, "total": 0}
+    steps: list[str] = []
+
+    async def note(done: int, total: int, message: str | None) -> None:
+        if message:
+            steps.append(message)
+        try:
+            await store.note_progress(principal, session_id, where | {"done": done, "total": total, "steps": steps})
+        except StoreError:
+            log.debug("progress not written for the web view", exc_info=True)
+
+    async def both(done: int, total: int, message: str) -> None:
+        await note(done, total, message)
+        if progress is not None:
+            await progress(done, total, message)
+
+    await note(0, 0, None)
+    return both

@@ -34,10 +34,12 @@ MIN_TOKEN = 16
 class Principals:
     """The principals HTTP clients authenticate as: bearer token -> name. `open`: no token is configured at all,
     so every request (on loopback only) is the one local principal. A tokens file that lists nobody is not that:
-    it refuses everyone."""
+    it refuses everyone. `operators`: the names marked `operator` in the tokens file (they see every principal's
+    usage in the web view)."""
 
     by_token: dict[bytes, str]
     open: bool = False
+    operators: frozenset[str] = frozenset()
 
     @classmethod
     def from_settings(cls, settings: Settings, loopback: bool = True) -> Principals:
@@ -51,9 +53,10 @@ class Principals:
                 )
             by_token[token.encode()] = "default"
         path = settings.thinking_http_tokens_file
+        operators: set[str] = set()
         if path is not None:
-            by_token |= _read_tokens(path, set(by_token))
-        return cls(by_token, open=settings.thinking_http_token is None and path is None)
+            by_token |= _read_tokens(path, set(by_token), operators)
+        return cls(by_token, open=settings.thinking_http_token is None and path is None, operators=frozenset(operators))
 
     def who(self, authorization: bytes) -> str | None:
         """The principal of an `Authorization` header, or None. Every token is compared, in constant time."""
@@ -67,8 +70,9 @@ class Principals:
         return found
 
 
-def _read_tokens(path: Path, taken: set[bytes]) -> dict[bytes, str]:
-    """THINKING_HTTP_TOKENS_FILE: `name token` lines. Every mistake that would weaken authentication is refused
+def _read_tokens(path: Path, taken: set[bytes], operators: set[str] | None = None) -> dict[bytes, str]:
+    """THINKING_HTTP_TOKENS_FILE: `name token` lines, or `name token operator` for an operator (added to
+    `operators`). Every mistake that would weaken authentication is refused
     with its line: an unreadable or non-UTF-8 file, a short token, a duplicate, the reserved name `local` (the
     machine's own principal, which reads what `thinking-hats think` wrote), and a file that lists nobody."""
     where = f"THINKING_HTTP_TOKENS_FILE {path}"
@@ -87,12 +91,14 @@ def _read_tokens(path: Path, taken: set[bytes]) -> dict[bytes, str]:
             continue
         parts = text.split()
         at = f"{where}, line {number}"
-        if len(parts) != 2 or not _NAME.match(parts[0]):
+        if len(parts) not in (2, 3) or not _NAME.match(parts[0]) or parts[2:] not in ([], ["operator"]):
             raise ConfigurationError(
-                f"{at}: expected 'name token' (a name of letters, digits, '.', '_' or '-', then the "
-                "token, separated by a space)"
+                f"{at}: expected 'name token' or 'name token operator' (a name of letters, digits, '.', '_' or "
+                "'-', then the token, separated by spaces)"
             )
-        name, token = parts
+        name, token = parts[:2]
+        if parts[2:] and operators is not None:
+            operators.add(name)
         if name == LOCAL:
             raise ConfigurationError(
                 f"{at}: '{LOCAL}' is reserved for the machine's own principal (stdio, `thinking-hats think`): "
@@ -151,6 +157,7 @@ class Gate:
         self.failure: str | None = None  # why the lifespan could not start (reported by the worker's supervisor)
         self.reload_server = reload  # what the server re-reads on SIGHUP besides the tokens (the limits file)
         self._sessions: dict[str, OrderedDict[str, float]] = {}
+        self.ui: Any = None  # the web view's ASGI app under /ui (THINKING_UI), set by the transport
 
     def _use(self, principals: Principals) -> None:
         self.principals = principals
@@ -178,6 +185,9 @@ class Gate:
             return
         if scope.get("path") == "/healthz":
             await self._healthz(send)
+            return
+        if self.ui is not None and (scope.get("path") == "/ui" or scope.get("path", "").startswith("/ui/")):
+            await self.ui(scope, receive, send)  # it signs its requests in with the same principals
             return
         headers = dict(scope.get("headers") or [])
         principal = self.principals.who(headers.get(b"authorization", b""))

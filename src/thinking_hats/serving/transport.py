@@ -80,6 +80,10 @@ def http_app(
     instances = server._lowlevel_server.session_manager._server_instances
     gate = Gate(app, fallback, principals, settings, server.health, secret or os.urandom(32),
                 live=instances.__contains__, loopback=loopback, reload=server.reload)  # fmt: skip
+    if settings.thinking_ui:  # imported only when on: the view costs a server with it off nothing
+        from .ui import WebView
+
+        gate.ui = WebView(server.core.store, lambda: gate.principals, server.core.limits)
     if not settings.thinking_metrics:
         return gate
     from .. import metrics
@@ -209,6 +213,12 @@ def _serve(
                 return
             if self.started:
                 serving()
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            view = getattr(getattr(app, "app", app), "ui", None)  # the gate, inside MetricsEndpoint or not
+            if view is not None:
+                view.close()  # open pages' event streams end now, not at the graceful timeout
+            await super().shutdown(sockets)
 
     server = Server(config)
     server.run(sockets=[sock])

@@ -462,6 +462,61 @@ class Store:
             )
         return [int(r[0]) for r in rows]
 
+    # --- the web view: pages of sessions, a session's new entries, and the progress of its thought in flight ---
+    async def page(
+        self, principal: str, limit: int, before: tuple[float, str] | None = None
+    ) -> list[tuple[Session, int, str | None]]:
+        """A page of the principal's sessions, newest first, each with its entry count and first thought. Keyset
+        pagination (`before`: the last row of the previous page), so page 200 costs what page 1 does."""
+        where, params = "s.principal = ?", list[Any]([principal])
+        if before is not None:
+            where += " AND (s.updated < ? OR (s.updated = ? AND s.id > ?))"
+            params += [before[0], before[0], before[1]]
+        async with self._transaction("page", write=False) as tx:
+            rows = await tx.rows(
+                f"SELECT {_SESSION_COLUMNS}, (SELECT e.data FROM entries e WHERE e.principal = s.principal"
+                " AND e.session_id = s.id ORDER BY e.seq LIMIT 1)"
+                f" FROM sessions s WHERE {where} ORDER BY s.updated DESC, s.id LIMIT ?",
+                (*params, limit),
+            )
+        found = []
+        for r in rows:
+            read = _session_of(r[:6])
+            if read is None:
+                continue
+            session, tally = read
+            first = json.loads(r[6]).get("thought") if r[6] else None
+            found.append((session, tally[0] if tally else -1, first if isinstance(first, str) else None))
+        return found
+
+    async def since(
+        self, principal: str, session_id: str, seq: int
+    ) -> tuple[Session, list[Entry], dict[str, Any] | None] | None:
+        """A session's entries from `seq` on (the last one seen is read again: a failed call's retry replaces it
+        in place), with the progress of its thought in flight; None when the session is not the principal's."""
+        async with self._transaction("since", write=False) as tx:
+            read = await _session(tx, principal, session_id)
+            if read is None:
+                return None
+            entries = await _entries(
+                tx, "WHERE principal = ? AND session_id = ? AND seq >= ? ORDER BY seq", (principal, session_id, seq)
+            )
+            rows = await tx.rows(
+                "SELECT updated, data FROM progress WHERE principal = ? AND session_id = ?", (principal, session_id)
+            )
+        progress = json.loads(rows[0][1]) | {"updated": float(rows[0][0])} if rows else None
+        return read[0], entries, progress
+
+    async def note_progress(self, principal: str, session_id: str, data: dict[str, Any]) -> None:
+        """Where the analysis of a session's thought in flight has got to (the web view shows it live). One row
+        per session, overwritten: a thought's progress is worth nothing once its entry is committed."""
+        async with self._transaction("progress", write=True) as tx:
+            await tx.run(
+                "INSERT INTO progress(principal, session_id, updated, data) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (principal, session_id) DO UPDATE SET updated = excluded.updated, data = excluded.data",
+                (principal, session_id, time.time(), json.dumps(data)),
+            )
+
     # --- retention ---
     async def prune(
         self, retention_seconds: float, max_sessions: int, grace_seconds: float, per_principal: int | None = None
@@ -511,6 +566,10 @@ class Store:
             await tx.run(
                 "DELETE FROM defaults WHERE NOT EXISTS (SELECT 1 FROM sessions s"
                 " WHERE s.principal = defaults.principal AND s.id = defaults.session_id)"
+            )
+            await tx.run(
+                "DELETE FROM progress WHERE NOT EXISTS (SELECT 1 FROM sessions s"
+                " WHERE s.principal = progress.principal AND s.id = progress.session_id)"
             )
         return len(victims)
 

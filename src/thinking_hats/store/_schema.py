@@ -4,13 +4,15 @@ Version 1 is the single-user SQLite layout (no principals; a thought row written
 keys everything by principal, writes a thought and its reply in one row, and remembers evictions and the
 default session of each connection. Version 3 adds what each principal spent per UTC day (tokens, model calls,
 thoughts, refusals, and the calls of the current minute), for limits and `thinking-hats usage`; its table is
-created where missing, so 2 -> 3 needs nothing else. A store never runs code older than its schema: a newer
+created where missing, so 2 -> 3 needs nothing else. Version 4 adds the progress of the thought each session is
+analysing (each hat as it finishes), written only while the web view is on, so an open page on any worker or
+replica can show it live; created where missing too. A store never runs code older than its schema: a newer
 version is refused.
 """
 
 from __future__ import annotations
 
-VERSION = 3
+VERSION = 4
 
 # Written once per dialect: SQLite has REAL/INTEGER, PostgreSQL DOUBLE PRECISION/BIGINT; the rest is the same.
 _TABLES = """
@@ -68,6 +70,13 @@ CREATE TABLE IF NOT EXISTS principal_usage (
     minute        {int} NOT NULL DEFAULT 0,
     minute_calls  {int} NOT NULL DEFAULT 0,
     PRIMARY KEY (principal, day)
+);
+CREATE TABLE IF NOT EXISTS progress (
+    principal  TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    updated    {real} NOT NULL,
+    data       TEXT NOT NULL,
+    PRIMARY KEY (principal, session_id)
 );
 """
 
