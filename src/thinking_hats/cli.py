@@ -139,6 +139,10 @@ def _workers(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "serve" and getattr(args, "transport", "stdio") == "http":
+        from .serving import hangups
+
+        hangups.count()  # a SIGHUP during start-up is counted (the files are then read again), never fatal
     if "httpx" not in sys.modules:
         # agno imports httpx, whose package imports its own command line (click, pygments, rich's progress and
         # syntax) whenever those are installed, as uvicorn's click is: ~20 ms of every start for a CLI this

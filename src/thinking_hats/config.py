@@ -284,6 +284,13 @@ class Settings(BaseModel):
     thinking_metrics_public: bool = Field(
         default=False, description="Serve /metrics without the bearer token (for a scraper on a private network)."
     )
+    thinking_metrics_token: SecretStr | None = Field(
+        default=None,
+        description=(
+            "A bearer token that reads /metrics and nothing else (for a scraper); operators of the tokens file "
+            "read it too."
+        ),
+    )
     thinking_trace_text: bool = Field(
         default=False, description="Put thought text in OpenTelemetry spans (off: no client text leaves in traces)."
     )
