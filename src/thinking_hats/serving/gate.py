@@ -115,13 +115,14 @@ def _read_tokens(path: Path, taken: set[bytes]) -> tuple[dict[str, bytes], set[s
     keys: dict[str, bytes] = {}
     tokens = set(taken)
     operators: set[str] = set()
+    named = _NAME.match
     for number, line in enumerate(lines, 1):
         text = line.strip()
         if not text or text.startswith("#"):
             continue
         parts = text.split()
         at = f"{where}, line {number}"
-        if len(parts) not in (2, 3) or not _NAME.match(parts[0]):
+        if len(parts) not in (2, 3) or not named(parts[0]):
             raise ConfigurationError(
                 f"{at}: expected 'name token' or 'name token operator' (a name of letters, digits, '.', '_' or "
                 "'-', then the token, separated by spaces)"

@@ -131,9 +131,14 @@ def serve_http(settings: Settings, host: str, port: int, workers: int = 1) -> No
     from ..store import LOCAL
 
     hangups.count()  # from here on a SIGHUP is never fatal (the command counts them from its start: see cli)
-    _checked_app(settings, host)  # refuse a bad configuration here, once, with the fix
+    # Signs the local principal's legacy session ids; shared by the workers so each can verify the others'.
+    secret = os.urandom(32)
+    # Refuse a bad configuration here, once, with the fix. One process serves the app built here (the tokens file
+    # is read once); a supervisor builds it without metrics, to check it, and each worker builds its own.
+    app = http_app(settings, host, secret) if workers == 1 else _checked_app(settings, host)
+    gate = app if isinstance(app, Gate) else app.app  # under the metrics endpoint, if any
     # A bad limits file (or one naming nobody the tokens allow) is refused here too, with the fix.
-    Limits.from_settings(settings, Principals.from_settings(settings, is_loopback(host)).names | {LOCAL})
+    Limits.from_settings(settings, gate.principals.names | {LOCAL})
     try:
         check_store(settings)
     except StoreUnavailable as exc:
@@ -150,10 +155,8 @@ def serve_http(settings: Settings, host: str, port: int, workers: int = 1) -> No
     def announce() -> None:
         print(f"thinking-hats: streamable HTTP on http://{shown}:{bound}/mcp{plural}", file=sys.stderr, flush=True)
 
-    # Signs the local principal's legacy session ids; shared by the workers so each can verify the others'.
-    secret = os.urandom(32)
     if workers == 1:
-        failure = _serve(settings, host, sock, secret, serving=announce)
+        failure = _serve(settings, host, sock, secret, serving=announce, app=app)
         if failure is not None:
             raise ConfigurationError(f"cannot serve: {failure}")
     else:
@@ -183,9 +186,9 @@ def _listen(host: str, port: int, shared: bool = False) -> socket.socket:
     return sock
 
 
-def _checked_app(settings: Settings, host: str) -> None:
+def _checked_app(settings: Settings, host: str) -> Any:
     """Build the app once to refuse a bad configuration, without installing its metrics in this process."""
-    http_app(settings.model_copy(update={"thinking_metrics": False}), host)
+    return http_app(settings.model_copy(update={"thinking_metrics": False}), host)
 
 
 def _serve(
@@ -197,6 +200,7 @@ def _serve(
     serving: Callable[[], None] = lambda: None,
     metrics_dir: Path | None = None,
     generation: Callable[[], int] = hangups.seen,
+    app: Any = None,
 ) -> str | None:
     """One process serving the socket. On SIGTERM uvicorn stops accepting and lets requests in flight finish;
     a thought is bounded by THINKING_DEADLINE, so after that (plus a margin) what is left is cancelled.
@@ -205,7 +209,8 @@ def _serve(
     listening; `serving` is called once it listens). A socket that is not yet listening gets no connections."""
     import uvicorn
 
-    app = http_app(settings, host, secret, processes, metrics_dir, generation)
+    if app is None:  # `app`: one built already, with this secret (a single process builds it once)
+        app = http_app(settings, host, secret, processes, metrics_dir, generation)
     config = uvicorn.Config(
         app,
         log_level=settings.thinking_log_level.lower(),
