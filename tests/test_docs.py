@@ -70,3 +70,11 @@ def test_no_walkthrough_step_opens_the_callers_stderr_or_stdout_by_path() -> Non
     assert len(steps) >= 5, "deployment.md no longer marks its walkthrough steps"
     opened = [line for step in steps for line in step.splitlines() if re.search(r"/dev/std(err|out)\b", line)]
     assert opened == []
+
+
+def test_every_word_healthz_can_answer_is_explained_in_the_deployment_page() -> None:
+    source = (DOCS.parent / "src" / "thinking_hats" / "serving" / "gate.py").read_text()
+    words = set(re.findall(r'"store": "([a-z ]+)"', source))
+    page = (DOCS / "deployment.md").read_text()
+    assert words == {"unreachable", "not answering", "busy", "failing"}
+    assert all(f"| `{word}` |" in page for word in words), words

@@ -60,6 +60,17 @@ def catches_sighup(pid: int) -> bool:
     return False
 
 
+def opening_a_pipe(pid: int) -> bool:
+    """Whether a thread of the process waits in open() for a named pipe's writer (from /proc: its wchan)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            if (task / "wchan").read_text() == "wait_for_partner":
+                return True
+        except OSError:
+            continue  # a thread that just ended
+    return False
+
+
 def write_when_read(fifo: Path, content: str, seconds: float = 60) -> None:
     """Write `content` into a named pipe once a reader has it open (it has then read the whole file)."""
     deadline = time.monotonic() + seconds
@@ -174,3 +185,28 @@ def test_after_a_sighup_refused_a_broken_tokens_file_a_dead_worker_is_restarted_
     assert all("THINKING_HTTP_TOKENS_FILE" in line and "line 2" in line for line in tries), tries
     assert "Traceback" not in "".join(server.stderr) and BOB not in "".join(server.stderr)
     assert served == 200 and bob == [401] * 8
+
+
+@pytest.mark.slow
+def test_while_a_reload_reads_the_tokens_file_requests_and_healthz_are_still_answered(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"alice {ALICE}\nbob {BOB}\n")
+    env = server_env(tmp_path / "data", THINKING_HTTP_TOKENS_FILE=str(tokens))
+    with http_server(env) as server, httpx2.Client(timeout=10) as http:
+        # A reload that cannot finish yet: the tokens file is now a named pipe nobody writes to.
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        os.replace(fifo, tokens)
+        server.process.send_signal(signal.SIGHUP)
+        wait_for(lambda: opening_a_pipe(server.process.pid), 60, "the reload waiting for the file")
+        try:
+            health: int | None = http.get(server.url.removesuffix("/mcp") + "/healthz").status_code
+        except httpx2.TimeoutException:
+            health = None
+        alice = status_of(server.url, ALICE)
+        write_when_read(tokens, f"alice {ALICE}\n")
+        wait_for(lambda: logged(server, "tokens reloaded"), 60, "the reload finishing")
+        bob = status_of(server.url, BOB)
+
+    assert health == 200 and alice == 200  # the event loop was not held by the reload
+    assert bob == 401
