@@ -88,3 +88,11 @@ def test_the_deployment_page_runs_as_root_without_sudo_and_keeps_systemd_to_its_
     assert "pip wheel" in steps and '"$SRC"' in steps and "pip install 'thinking-hats" not in text
     assert "/etc/nginx/sites-enabled/thinking-hats" in steps and "sites-enabled/default" not in steps
     assert "pg_ctlcluster 15 main start" in steps
+
+
+def test_every_word_healthz_can_answer_is_explained_in_the_deployment_page() -> None:
+    source = (DOCS.parent / "src" / "thinking_hats" / "serving" / "gate.py").read_text()
+    words = set(re.findall(r'"store": "([a-z ]+)"', source))
+    page = (DOCS / "deployment.md").read_text()
+    assert words == {"unreachable", "not answering", "busy", "failing"}
+    assert all(f"| `{word}` |" in page for word in words), words

@@ -148,6 +148,7 @@ def test_the_limits_file_overrides_the_defaults_per_principal(tmp_path: Path) ->
         ("alice tokens=5\n", "line 1: unknown setting 'tokens'"),
         ("alice tokens_per_day=lots\n", "tokens_per_day='lots': give a whole number"),
         ("alice tokens_per_day=0\n", "give a whole number of at least 1"),
+        ("alice tokens_per_day=\u00b2\n", "line 1: tokens_per_day='\u00b2': give a whole number"),  # isdigit() took it
         ("alice\nalice calls_per_minute=3\n", "line 2: 'alice' is listed twice"),
         ("al!ce tokens_per_day=3\n", "line 1: 'al!ce' is not a principal name"),
     ],
@@ -181,6 +182,27 @@ def test_reloading_the_limits_file_applies_its_new_lines_and_a_broken_one_keeps_
     limits.reload()
     assert limits.of("bob") == Limit(7, None)  # the table in force, not a lifted limit
     assert "limits not reloaded" in caplog.text and "give a whole number" in caplog.text
+
+
+def test_a_limits_file_naming_no_principal_of_the_server_is_refused_with_the_likely_name(tmp_path: Path) -> None:
+    path = tmp_path / "limits"
+    path.write_text("alice tokens_per_day=9\nalcie calls_per_minute=3\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError) as raised:
+        Limits.from_settings(Settings(thinking_principal_limits_file=path), {"alice", "bob", LOCAL})
+    message = str(raised.value)
+    assert "line 2: 'alcie' is no principal of this server" in message and "did you mean 'alice'?" in message
+
+
+def test_on_reload_a_limits_file_naming_an_unknown_principal_keeps_the_limits_in_force(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "limits"
+    path.write_text("alice tokens_per_day=9\n", encoding="utf-8")
+    limits = Limits.from_settings(Settings(thinking_principal_limits_file=path), {"alice", LOCAL})
+    path.write_text("alcie tokens_per_day=none\n", encoding="utf-8")
+    limits.reload({"alice", LOCAL})
+    assert limits.of("alice") == Limit(9, None)
+    assert "limits not reloaded" in caplog.text and "'alcie' is no principal" in caplog.text
 
 
 async def test_a_server_told_to_reload_checks_the_next_thought_against_the_edited_limits_file(

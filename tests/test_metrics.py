@@ -61,8 +61,10 @@ def thought(session: str, number: int, **extra: Any) -> dict[str, Any]:
             **extra}  # fmt: skip
 
 
-async def test_metrics_count_both_workers_the_same_whichever_answers_and_need_a_token(tmp_path: Path) -> None:
-    (tmp_path / "tokens").write_text(f"alice {ALICE}\nbob {BOB}\n")
+async def test_metrics_count_both_workers_the_same_whichever_answers_and_only_an_operator_reads_them(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "tokens").write_text(f"alice {ALICE} operator\nbob {BOB}\n")
     (tmp_path / "limits").write_text("bob tokens_per_day=1\n")  # a day, not a minute: no boundary mid-test
     (tmp_path / "tmp").mkdir()
     async with StubLLM(latency=0.01) as stub:
@@ -86,12 +88,14 @@ async def test_metrics_count_both_workers_the_same_whichever_answers_and_need_a_
                                                 "next_action": "n", "rationale": "To r"})  # fmt: skip
             refused = scrape(base, None)
             wrong = scrape(base, "not-a-token-at-all-0000")
+            tenant = scrape(base, BOB)  # a tenant must not read what every principal spent
             answers = [scrape(base, ALICE) for _ in range(8)]
             # Each worker writes its own files (named by its pid) in the run's directory.
             writers = {p.stem.rsplit("_", 1)[1] for p in (tmp_path / "tmp").glob("thinking-hats-metrics-*/counter_*")}
         leftovers = list((tmp_path / "tmp").iterdir())
 
     assert refused.status_code == 401 and wrong.status_code == 401
+    assert tenant.status_code == 403 and "operator" in tenant.json()["error"] and "alice" not in tenant.text
     assert all(r.status_code == 200 for r in answers)
     assert answers[0].headers["content-type"].startswith("text/plain; version=0.0.4")
     parsed = [samples(r.text) for r in answers]
@@ -134,6 +138,21 @@ async def test_metrics_can_be_opened_to_a_scraper_without_a_token(tmp_path: Path
         mcp_refused = httpx2.post(server.url, json={}, timeout=30)
     assert opened.status_code == 200 and "thinking_hats_thoughts" in opened.text
     assert mcp_refused.status_code == 401  # only /metrics is opened
+
+
+async def test_a_scrape_token_reads_metrics_and_nothing_else(tmp_path: Path) -> None:
+    scraper = "scrape-token-5e6f7a8b9c0d"
+    (tmp_path / "tokens").write_text(f"alice {ALICE}\n")
+    env = server_env(tmp_path / "data", THINKING_HTTP_TOKENS_FILE=str(tmp_path / "tokens"),
+                     THINKING_METRICS_TOKEN=scraper)  # fmt: skip
+    with http_server(env) as server:
+        base = server.url.rsplit("/mcp", 1)[0]
+        scraped = await asyncio.to_thread(scrape, base, scraper)
+        tenant = await asyncio.to_thread(scrape, base, ALICE)
+        mcp = httpx2.post(server.url, json={}, headers={"authorization": f"Bearer {scraper}"}, timeout=30)
+    assert scraped.status_code == 200 and "thinking_hats_thoughts" in scraped.text
+    assert tenant.status_code == 403
+    assert mcp.status_code == 401  # the scrape token is no principal
 
 
 async def test_metrics_can_be_turned_off(tmp_path: Path) -> None:

@@ -233,7 +233,9 @@ async def test_on_the_stateless_path_a_session_id_header_selects_no_connection(s
     ("line", "problem"),
     [
         ("alice", "expected 'name token'"),
-        (f"alice {ALICE} extra", "expected 'name token'"),
+        (f"alice {ALICE} extra", "may only be 'operator'"),
+        (f"alice {ALICE} operator extra", "expected 'name token'"),
+        (f"default {ALICE}", "'default' is reserved for THINKING_HTTP_TOKEN's principal"),
         (f"al/ice {ALICE}", "expected 'name token'"),
         ("carol short-token", "shorter than 16 characters"),
         (f"alice {BOB}", "listed twice"),  # bob's token again
@@ -251,6 +253,17 @@ def test_a_bad_line_in_the_tokens_file_is_refused_with_its_file_and_line(
     message = str(raised.value)
     assert f"{path}, line {number}" in message and problem in message, message
     assert ALICE not in message and BOB not in message and "short-token" not in message
+
+
+def test_operators_are_marked_by_a_third_word_and_only_the_lone_http_token_is_one_by_itself(tmp_path: Path) -> None:
+    path = tmp_path / "tokens"
+    path.write_text(f"alice {ALICE} operator\nbob {BOB}\n")
+    listed = Principals.from_settings(Settings(thinking_http_tokens_file=path, thinking_http_token="c" * 20))
+    assert listed.operators == frozenset({"alice"}) and listed.names == {"alice", "bob", "default"}
+    assert listed.who(f"Bearer {ALICE}".encode()) == "alice" and listed.who(f"Bearer {BOB}".encode()) == "bob"
+    assert listed.who(f"Bearer {ALICE}x".encode()) is None and listed.who(b"") is None
+    alone = Principals.from_settings(Settings(thinking_http_token="c" * 20))
+    assert alone.operators == frozenset({"default"})
 
 
 def test_the_server_refuses_to_start_on_a_bad_tokens_file_and_says_where(tmp_path: Path) -> None:

@@ -169,6 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "route" and args.misses and args.eval is None:
         parser.error("route --misses lists the disagreements with a labelled file: add --eval FILE")
+    if args.command == "serve" and getattr(args, "transport", "stdio") == "http":
+        from .serving import hangups
+
+        hangups.count()  # a SIGHUP during start-up is counted (the files are then read again), never fatal
     if "httpx" not in sys.modules:
         # agno imports httpx, whose package imports its own command line (click, pygments, rich's progress and
         # syntax) whenever those are installed, as uvicorn's click is: ~20 ms of every start for a CLI this

@@ -296,6 +296,13 @@ class Settings(BaseModel):
         default=None,
         description="Set by a graphical session (X11, XWayland): `thinking-hats ui` opens a browser only when it is.",
     )
+    thinking_metrics_token: SecretStr | None = Field(
+        default=None,
+        description=(
+            "A bearer token that reads /metrics and nothing else (for a scraper); operators of the tokens file "
+            "read it too."
+        ),
+    )
     thinking_trace_text: bool = Field(
         default=False, description="Put thought text in OpenTelemetry spans (off: no client text leaves in traces)."
     )
@@ -394,13 +401,17 @@ class Settings(BaseModel):
 
     def secrets(self) -> list[str]:
         """Every secret value configured, so outputs can be scrubbed of them."""
-        found = [v.get_secret_value() for v in self.__dict__.values() if isinstance(v, SecretStr)]
-        url = self.postgres_url()
-        if url is not None:
-            from .redaction import passwords_in  # every form a URL carries a password in
+        from .redaction import passwords_in  # every form a URL carries a secret in, malformed ones included
 
+        found = [v.get_secret_value() for v in self.__dict__.values() if isinstance(v, SecretStr)]
+        for url in self.urls().values():
             found += passwords_in(url)
         return [s for s in found if len(s) >= 4]
+
+    def urls(self) -> dict[str, str]:
+        """Every URL setting that is set, by field name: what may carry a password or key in its text."""
+        names = ("thinking_store", "llm_base_url", "otel_exporter_otlp_endpoint", "otel_exporter_otlp_traces_endpoint")
+        return {name: value for name in names if isinstance(value := getattr(self, name), str) and "://" in value}
 
     # --- operating a team service ---
     def principal_session_cap(self) -> int:

@@ -18,15 +18,18 @@ def masked_settings(settings: Settings) -> dict[str, str]:
     The model variables also say which model runs when they are unset (the provider's default, or an older
     `{PROVIDER}_*_MODEL_ID` name), so what doctor lists is what the server would use.
     """
+    from .redaction import redact_url
+
     shown: dict[str, str] = {}
+    urls = settings.urls()
     for name in Settings.model_fields:
         value = getattr(settings, name)
         if isinstance(value, SecretStr):
             shown[name.upper()] = "set (hidden)" if value.get_secret_value() else UNSET
         elif value is None or value == "":
             shown[name.upper()] = UNSET
-        elif name == "thinking_store":
-            shown[name.upper()] = settings.store_shown()  # its password masked, in any form
+        elif name in urls:
+            shown[name.upper()] = redact_url(urls[name])  # its password or key masked, in any form
         else:
             shown[name.upper()] = str(value)
     models = _resolved_models(settings)

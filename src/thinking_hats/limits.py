@@ -18,9 +18,11 @@ THINKING_PRINCIPAL_CALLS_PER_MINUTE) and the overrides of THINKING_PRINCIPAL_LIM
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +35,7 @@ log = logging.getLogger("thinking_hats")
 DAY_S = 86_400
 MINUTE_S = 60
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_WHOLE = re.compile(r"^[0-9]{1,18}$")  # ASCII digits only: str.isdigit() also takes '²', which int() refuses
 _KEYS = {
     "tokens_per_day": "THINKING_PRINCIPAL_TOKENS_PER_DAY",
     "calls_per_minute": "THINKING_PRINCIPAL_CALLS_PER_MINUTE",
@@ -110,19 +113,21 @@ class Limits:
         self.path = path
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Limits:
+    def from_settings(cls, settings: Settings, principals: Collection[str] | None = None) -> Limits:
+        """`principals`: every name a client can be (under HTTP); a line naming anyone else is refused, since a
+        misspelt name would leave the principal it meant without its limit. None: names are not checked."""
         default = Limit(settings.thinking_principal_tokens_per_day, settings.thinking_principal_calls_per_minute)
         path = settings.thinking_principal_limits_file
         path = path.expanduser() if path is not None else None
-        return cls(default, _read(path, default) if path is not None else {}, path)
+        return cls(default, _read(path, default, principals) if path is not None else {}, path)
 
-    def reload(self) -> None:
+    def reload(self, principals: Collection[str] | None = None) -> None:
         """Re-read the limits file, if there is one: the next thought is checked against it. A file that cannot be
         used keeps the limits in force (logged as an error with the fix): a typo never lifts anyone's limit."""
         if self.path is None:
             return
         try:
-            self.overrides = _read(self.path, self.default)
+            self.overrides = _read(self.path, self.default, principals)
         except ConfigurationError as exc:
             log.error("limits not reloaded, the previous ones stay in force: %s", exc)
             return
@@ -159,7 +164,7 @@ class Limits:
         return None
 
 
-def _read(path: Path, default: Limit) -> dict[str, Limit]:
+def _read(path: Path, default: Limit, principals: Collection[str] | None = None) -> dict[str, Limit]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -179,6 +184,8 @@ def _read(path: Path, default: Limit) -> dict[str, Limit]:
             raise ConfigurationError(f"{where}: '{name}' is not a principal name (letters, digits, '.', '_', '-')")
         if name in found:
             raise ConfigurationError(f"{where}: '{name}' is listed twice")
+        if principals is not None and name not in principals:
+            raise ConfigurationError(f"{where}: {_unknown(name, principals)}")
         values: dict[str, int | None] = {
             "tokens_per_day": default.tokens_per_day,
             "calls_per_minute": default.calls_per_minute,
@@ -198,6 +205,15 @@ def _read(path: Path, default: Limit) -> dict[str, Limit]:
 def _amount(value: str, where: str) -> int | None:
     if value.lower() in ("none", "unlimited"):
         return None
-    if not value.isdigit() or int(value) < 1:
+    if not _WHOLE.match(value) or int(value) < 1:
         raise ConfigurationError(f"{where}={value!r}: give a whole number of at least 1, or none for no limit")
     return int(value)
+
+
+def _unknown(name: str, principals: Collection[str]) -> str:
+    close = difflib.get_close_matches(name, list(principals), n=1)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return (
+        f"'{name}' is no principal of this server (a name from THINKING_HTTP_TOKENS_FILE, 'default' for "
+        f"THINKING_HTTP_TOKEN, or 'local'): {hint}correct the name, or remove the line"
+    )

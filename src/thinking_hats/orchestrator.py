@@ -200,7 +200,7 @@ class Orchestrator:
             "gen_ai.request.model": model,
             "gen_ai.request.max_tokens": self.settings.thinking_max_output_tokens,
             "gen_ai.agent.name": role,
-            "server.address": self.provider.base_url,
+            "server.address": self.provider.shown_url,  # a password or key in LLM_BASE_URL masked
         }
         outcome = "cancelled"
         started = time.perf_counter()

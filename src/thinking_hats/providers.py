@@ -142,10 +142,17 @@ class ResolvedProvider:
         """The variable to check after a 401: the one the key came from, else the vendor's own."""
         return self.key_source or self.vendor.key_variable or "LLM_API_KEY"
 
+    @property
+    def shown_url(self) -> str:
+        """The endpoint as messages, doctor and traces show it: a password or key in it masked."""
+        from .redaction import redact_url
+
+        return redact_url(self.base_url)
+
     def describe(self) -> dict[str, str]:
         return {
             "provider": f"{self.vendor.name} ({self.vendor.wire} wire format)",
-            "endpoint": self.base_url,
+            "endpoint": self.shown_url,
             "hat model": self.model,
             "synthesis model": self.synthesis_model,
             "key": f"{self.key_variable} set (hidden)" if self.key_given else "none set (this provider needs none)",
@@ -157,11 +164,11 @@ class ResolvedProvider:
         if status in (401, 403):
             return f"check {key}"
         if status == 404:
-            return f"check LLM_MODEL ({self.model}) and LLM_BASE_URL ({self.base_url})"
+            return f"check LLM_MODEL ({self.model}) and LLM_BASE_URL ({self.shown_url})"
         if status == 429:
             return "rate limited: wait, or lower THINKING_STRATEGY to use fewer calls"
         if status is None:
-            return f"is {self.base_url} reachable? check LLM_BASE_URL"
+            return f"is {self.shown_url} reachable? check LLM_BASE_URL"
         if status >= 500:
             return "the provider is failing; try again later"
         return "check LLM_MODEL and THINKING_MAX_OUTPUT_TOKENS"
@@ -187,7 +194,11 @@ def resolve_provider(settings: Settings) -> ResolvedProvider | None:
             f"LLM_PROVIDER={name} needs LLM_BASE_URL: set it to the server's endpoint, e.g. http://127.0.0.1:8000/v1"
         )
     if not base_url.startswith(("http://", "https://")):
-        raise ProviderConfigError(f"LLM_BASE_URL={base_url!r} is not an http(s) URL: set it to e.g. https://host/v1")
+        from .redaction import redact_url
+
+        raise ProviderConfigError(
+            f"LLM_BASE_URL={redact_url(base_url)!r} is not an http(s) URL: set it to e.g. https://host/v1"
+        )
     legacy = name.replace("-", "_")
     model = settings.llm_model or getattr(settings, f"{legacy}_standard_model_id", None) or vendor.model
     synthesis = (
@@ -441,6 +452,15 @@ def token_counts(wire: Wire, metrics: Any) -> Tokens:
 
 
 async def check_reachability(provider: ResolvedProvider) -> tuple[bool, str]:
+    """Whether the endpoint answers and takes the key, without paying for a completion; the detail names the
+    URLs asked with any password or key in LLM_BASE_URL masked."""
+    from .redaction import passwords_in, scrub
+
+    reachable, detail = await _reachability(provider)
+    return reachable, scrub(detail, passwords_in(provider.base_url))
+
+
+async def _reachability(provider: ResolvedProvider) -> tuple[bool, str]:
     """Whether the endpoint answers and takes the key, without paying for a completion.
 
     First the models list. A server without one (404/405: some gateways, some local servers) gets a chat
@@ -501,4 +521,4 @@ def _reach_fix(provider: ResolvedProvider, status: int) -> str:
         return "rate limited: wait and try again"
     if status >= 500:
         return "the provider is failing; try again later"
-    return f"check LLM_BASE_URL ({provider.base_url})"
+    return f"check LLM_BASE_URL ({provider.shown_url})"

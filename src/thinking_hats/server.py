@@ -8,7 +8,7 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Collection, Iterable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -103,10 +103,10 @@ class ThinkingServer(MCPServer[App]):
         """For `GET /healthz`: the store answers (raises when it does not, or the server is not running)."""
         return await self.core.store().ping()
 
-    def reload(self) -> None:
+    def reload(self, principals: Collection[str] | None = None) -> None:
         """SIGHUP: re-read what an operator may change without a restart, here the limits file (the tokens are
-        the gate's)."""
-        self.core.reload()
+        the gate's; `principals`: the names they now allow, which the limits file may name)."""
+        self.core.reload(principals)
 
     def _redact(self, message: str) -> str:
         """A tool error as a tenant may see it: never a configured secret (the store's password above all)."""
@@ -180,11 +180,18 @@ def _crash_failure(error: str, hint: str | None) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=body)], is_error=True)
 
 
-def build_server(settings: Settings | None = None, http: bool = False, processes: int = 1) -> ThinkingServer:
+def build_server(
+    settings: Settings | None = None,
+    http: bool = False,
+    processes: int = 1,
+    principals: Collection[str] | None = None,
+) -> ThinkingServer:
     """The MCP server. `http`: it serves many users over HTTP (the console trace is then off unless asked for);
-    `processes`: how many processes serve (--workers), so each opens its share of the store's connections."""
+    `processes`: how many processes serve (--workers), so each opens its share of the store's connections;
+    `principals`: every name a client can be (the limits file may name no other)."""
     settings = settings or Settings()
     core = _Core(settings, http, processes)
+    core.principals = principals
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[App]) -> AsyncIterator[App]:
@@ -455,10 +462,13 @@ class _Core:
         self._app: App | None = None
         self._opening: asyncio.Future[App] | None = None
         self._augmenter: Augmentation | None = None
+        self.principals: Collection[str] | None = None  # under HTTP: who the limits file may name
 
-    def reload(self) -> None:
+    def reload(self, principals: Collection[str] | None = None) -> None:
+        if principals is not None:
+            self.principals = principals
         if self._app is not None:
-            self._app.thinking.limits.reload()  # the one table, shared with the crash tool
+            self._app.thinking.limits.reload(self.principals)  # the one table, shared with the crash tool
 
     def limits(self) -> Limits | None:
         """The limits in force (re-read on SIGHUP), for the web view's operators; None before the start."""
@@ -500,7 +510,8 @@ class _Core:
     async def _open(self) -> App:
         settings = self.settings
         trace = Trace(settings, http=self.http)
-        limits = Limits.from_settings(settings)  # a bad limits file fails here, before anything is served
+        # A bad limits file fails here, before anything is served.
+        limits = Limits.from_settings(settings, self.principals)
         _start_tracing(settings)
         store = await open_store_for(settings, self.processes)
         # In the background: start-up never waits for the store's write lock (another process may hold it).

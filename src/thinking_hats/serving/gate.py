@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import hmac
 import json
 import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,22 +29,35 @@ from ..terminal import counted
 
 log = logging.getLogger("thinking_hats")
 MIN_TOKEN = 16
+DEFAULT = "default"  # THINKING_HTTP_TOKEN's principal
+OPERATOR = "operator"
+_RESERVED = {
+    LOCAL: f"'{LOCAL}' is reserved for the machine's own principal (stdio, `thinking-hats think`)",
+    DEFAULT: f"'{DEFAULT}' is reserved for THINKING_HTTP_TOKEN's principal, whose sessions it would share",
+}
 
 
 @dataclass(frozen=True)
 class Principals:
-    """The principals HTTP clients authenticate as: bearer token -> name. `open`: no token is configured at all,
-    so every request (on loopback only) is the one local principal. A tokens file that lists nobody is not that:
-    it refuses everyone. `operators`: the names marked `operator` in the tokens file (they see every principal's
-    usage in the web view)."""
+    """The principals HTTP clients authenticate as, and which of them are operators. `open`: no token is
+    configured at all, so every request (on loopback only) is the one local principal. A tokens file that lists
+    nobody is not that: it refuses everyone.
 
-    by_token: dict[bytes, str]
+    A token is found by its SHA-256 in a dict, then confirmed with one constant-time comparison: a check costs
+    the same with 50,000 principals as with one, and says nothing about how close a wrong token came."""
+
+    by_hash: dict[bytes, str]  # SHA-256 of a token -> its principal's name
+    keys: dict[str, bytes]  # name -> token: signs that principal's legacy session ids
+    operators: frozenset[str] = (
+        frozenset()
+    )  # may read /metrics and every principal's usage in the web view (the word `operator` after a token in the file)
     open: bool = False
-    operators: frozenset[str] = frozenset()
 
     @classmethod
     def from_settings(cls, settings: Settings, loopback: bool = True) -> Principals:
-        by_token: dict[bytes, str] = {}
+        keys: dict[str, bytes] = {}
+        operators: set[str] = set()
+        path = settings.thinking_http_tokens_file
         if settings.thinking_http_token is not None:
             token = settings.thinking_http_token.get_secret_value()
             if not loopback and len(token) < MIN_TOKEN:
@@ -51,30 +65,47 @@ class Principals:
                     f"THINKING_HTTP_TOKEN is shorter than {MIN_TOKEN} characters, too weak to serve beyond "
                     "loopback: use a long random token (e.g. `openssl rand -hex 24`)."
                 )
-            by_token[token.encode()] = "default"
-        path = settings.thinking_http_tokens_file
-        operators: set[str] = set()
+            keys[DEFAULT] = token.encode()
+            if path is None:  # the one token of a one-team service: its holder runs it
+                operators.add(DEFAULT)
         if path is not None:
-            by_token |= _read_tokens(path, set(by_token), operators)
-        return cls(by_token, open=settings.thinking_http_token is None and path is None, operators=frozenset(operators))
+            listed, marked = _read_tokens(path, set(keys.values()))
+            keys |= listed
+            operators |= marked
+        by_hash = {_digest(token): name for name, token in keys.items()}
+        return cls(by_hash, keys, frozenset(operators), open=settings.thinking_http_token is None and path is None)
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Every principal a client can be (`local` alone when the server is open)."""
+        return frozenset({LOCAL} if self.open else self.keys)
 
     def who(self, authorization: bytes) -> str | None:
-        """The principal of an `Authorization` header, or None. Every token is compared, in constant time."""
+        """The principal of an `Authorization` header, or None."""
         if self.open:
             return LOCAL
         given = authorization[7:] if authorization[:7].lower() == b"bearer " else b""
-        found = None
-        for token, name in self.by_token.items():
-            if hmac.compare_digest(given, token):
-                found = name
-        return found
+        digest = _digest(given)
+        name = self.by_hash.get(digest)
+        if name is None or not hmac.compare_digest(_digest(self.keys[name]), digest):
+            return None
+        return name
+
+    def operator(self, principal: str | None) -> bool:
+        """Whether this principal may read what every principal did (/metrics)."""
+        return principal is not None and (self.open or principal in self.operators)
 
 
-def _read_tokens(path: Path, taken: set[bytes], operators: set[str] | None = None) -> dict[bytes, str]:
-    """THINKING_HTTP_TOKENS_FILE: `name token` lines, or `name token operator` for an operator (added to
-    `operators`). Every mistake that would weaken authentication is refused
-    with its line: an unreadable or non-UTF-8 file, a short token, a duplicate, the reserved name `local` (the
-    machine's own principal, which reads what `thinking-hats think` wrote), and a file that lists nobody."""
+def _digest(token: bytes) -> bytes:
+    return hashlib.sha256(token).digest()
+
+
+def _read_tokens(path: Path, taken: set[bytes]) -> tuple[dict[str, bytes], set[str]]:
+    """THINKING_HTTP_TOKENS_FILE: `name token` lines, `name token operator` for an operator. Every mistake that
+    would weaken authentication is refused with its line: an unreadable or non-UTF-8 file, a short token, a
+    duplicate, the reserved names `local` (the machine's own principal, which reads what `thinking-hats think`
+    wrote) and `default` (THINKING_HTTP_TOKEN's principal, whose sessions it would share), and a file that lists
+    nobody. Linear in the file's length: 50,000 principals read in well under a second."""
     where = f"THINKING_HTTP_TOKENS_FILE {path}"
     try:
         lines = path.expanduser().read_text(encoding="utf-8").splitlines()
@@ -84,37 +115,44 @@ def _read_tokens(path: Path, taken: set[bytes], operators: set[str] | None = Non
         raise ConfigurationError(
             f"{where} is not UTF-8 text (byte {exc.start}): save it as UTF-8, one 'name token' per line"
         ) from None
-    by_token: dict[bytes, str] = {}
+    keys: dict[str, bytes] = {}
+    tokens = set(taken)
+    operators: set[str] = set()
+    named = _NAME.match
     for number, line in enumerate(lines, 1):
         text = line.strip()
         if not text or text.startswith("#"):
             continue
         parts = text.split()
         at = f"{where}, line {number}"
-        if len(parts) not in (2, 3) or not _NAME.match(parts[0]) or parts[2:] not in ([], ["operator"]):
+        if len(parts) not in (2, 3) or not named(parts[0]):
             raise ConfigurationError(
                 f"{at}: expected 'name token' or 'name token operator' (a name of letters, digits, '.', '_' or "
                 "'-', then the token, separated by spaces)"
             )
-        name, token = parts[:2]
-        if parts[2:] and operators is not None:
+        name, token = parts[0], parts[1]
+        if len(parts) == 3:
+            if parts[2] != OPERATOR:
+                raise ConfigurationError(
+                    f"{at}: the third word after '{name}' and its token may only be '{OPERATOR}' (this principal "
+                    "may read /metrics): remove it, or write 'operator'"
+                )
             operators.add(name)
-        if name == LOCAL:
-            raise ConfigurationError(
-                f"{at}: '{LOCAL}' is reserved for the machine's own principal (stdio, `thinking-hats think`): "
-                "give this user another name"
-            )
+        if name in _RESERVED:
+            raise ConfigurationError(f"{at}: {_RESERVED[name]}: give this user another name")
         if len(token) < MIN_TOKEN:
             raise ConfigurationError(f"{at}: the token of '{name}' is shorter than {MIN_TOKEN} characters")
-        if token.encode() in by_token or token.encode() in taken or name in by_token.values():
+        encoded = token.encode()
+        if encoded in tokens or name in keys:
             raise ConfigurationError(f"{at}: '{name}' or its token is listed twice")
-        by_token[token.encode()] = name
-    if not by_token:
+        tokens.add(encoded)
+        keys[name] = encoded
+    if not keys:
         raise ConfigurationError(
             f"{where} lists no principals, so no client could authenticate: add a 'name token' line (to refuse "
             "everyone, stop the server instead)"
         )
-    return by_token
+    return keys, operators
 
 
 class Gate:
@@ -142,7 +180,9 @@ class Gate:
         secret: bytes,
         live: Callable[[str], bool] = lambda session: True,
         loopback: bool = True,
-        reload: Callable[[], None] = lambda: None,
+        reload: Callable[[Collection[str]], None] = lambda principals: None,
+        generation: Callable[[], int] = lambda: 0,
+        read_at: int = 0,
     ) -> None:
         self.app = app
         self.fallback = fallback  # the same server, stateless: for legacy sessions this process did not open
@@ -156,25 +196,50 @@ class Gate:
         self.live = live  # whether the SDK still holds a legacy session (it closes idle ones by itself)
         self.failure: str | None = None  # why the lifespan could not start (reported by the worker's supervisor)
         self.reload_server = reload  # what the server re-reads on SIGHUP besides the tokens (the limits file)
+        # SIGHUPs so far (the supervisor's count under --workers), and the count when the files were last read.
+        self.generation = generation
+        self.read_at = read_at
+        self._pending = False
+        self._reloading: asyncio.Task[None] | None = None
         self._sessions: dict[str, OrderedDict[str, float]] = {}
         self.ui: Any = None  # the web view's ASGI app under /ui (THINKING_UI), set by the transport
 
     def _use(self, principals: Principals) -> None:
-        self.principals = principals
-        self.keys = {name: token for token, name in principals.by_token.items()} | {LOCAL: self.secret}
+        self.principals = principals  # one assignment: a request sees the old table or the new, whole
 
     def reload(self) -> None:
         """Re-read the tokens and the server's limits file (SIGHUP): a revoked token is refused from the next
         request on. A file that cannot be used keeps what is in force (logged as an error with the fix): a typo
-        never opens the server."""
+        never opens the server. Blocking (50,000 principals take ~0.1 s): the SIGHUP handler runs it in a thread."""
+        self.read_at = self.generation()
         try:
             principals = Principals.from_settings(self.settings, self.loopback)
         except ConfigurationError as exc:
             log.error("tokens not reloaded, the previous ones stay in force: %s", exc)
         else:
             self._use(principals)
-            log.warning("tokens reloaded: %s", counted(len(set(principals.by_token.values())), "principal"))
-        self.reload_server()
+            log.warning("tokens reloaded: %s", counted(len(principals.keys), "principal"))
+        self.reload_server(self.principals.names | {LOCAL})
+
+    def hangup(self) -> None:
+        """SIGHUP (on the event loop): reload off the loop, so requests keep being answered meanwhile. SIGHUPs
+        that arrive during a reload are served by one more reload after it, never lost, never run at once."""
+        self._pending = True
+        if self._reloading is None or self._reloading.done():
+            self._reloading = asyncio.ensure_future(self._reloads())
+
+    async def _reloads(self) -> None:
+        while self._pending:
+            self._pending = False
+            try:
+                await asyncio.to_thread(self.reload)
+            except Exception:  # a reload that breaks must not leave the next SIGHUP unanswered
+                log.exception("reloading the tokens and limits failed; the previous ones stay in force")
+
+    def _key(self, principal: str) -> bytes:
+        """What signs this principal's legacy session ids: its token, or this server's secret for `local` (and
+        for a principal whose token was revoked mid-request, whose ids then verify nowhere)."""
+        return self.principals.keys.get(principal, self.secret) if principal != LOCAL else self.secret
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -235,7 +300,7 @@ class Gate:
             await self._admit(principal, opened[0], scope)
 
     def _sign(self, principal: str, session: str) -> str:
-        digest = hmac.new(self.keys[principal], f"{principal}\0{session}".encode(), "sha256").hexdigest()
+        digest = hmac.new(self._key(principal), f"{principal}\0{session}".encode(), "sha256").hexdigest()
         return f"{session}.{digest[:32]}"
 
     def _verify(self, principal: str, presented: str) -> str | None:
@@ -300,8 +365,11 @@ class Gate:
                 return
             loop = asyncio.get_running_loop()
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread
-                loop.add_signal_handler(signal.SIGHUP, self.reload)
-                stack.callback(loop.remove_signal_handler, signal.SIGHUP)
+                loop.add_signal_handler(signal.SIGHUP, self.hangup)
+                stack.callback(_ignore_hangups, loop)
+                # The files were read before this handler was in place: a SIGHUP meanwhile is served now.
+                if self.generation() != self.read_at:
+                    self.hangup()
             await send({"type": "lifespan.startup.complete"})
             await receive()  # lifespan.shutdown
         await send({"type": "lifespan.shutdown.complete"})
@@ -330,6 +398,15 @@ UNAUTHORIZED = (
 )
 _HEALTH_SECONDS = 2.5  # the answer, store check included, within the 3 s a probe is promised
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _ignore_hangups(loop: asyncio.AbstractEventLoop) -> None:
+    """After the lifespan: a SIGHUP while the process shuts down is ignored, not fatal (removing the loop's
+    handler would restore the default, which ends the process)."""
+    import signal
+
+    loop.remove_signal_handler(signal.SIGHUP)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
 def _with_session(headers: list[tuple[bytes, bytes]], session: str | None) -> list[tuple[bytes, bytes]]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import ConfigurationError, StoreUnavailable
+from . import hangups
 from .gate import Gate, Principals
 
 STARTUP_FAILED = 3  # a worker's exit status when its store could not be opened (uvicorn's own code for it)
@@ -22,6 +23,7 @@ STARTUP_FAILED = 3  # a worker's exit status when its store could not be opened 
 # at once, so the service serves again within a worker's start-up time, whatever the backoff had reached.
 _BACKOFF_FIRST_S, _BACKOFF_CAP_S = 0.25, 15.0
 _PROBE_EVERY_S = 1.0
+_STABLE_S = 10.0  # a worker that served this long and then died is replaced at once; sooner, with backoff
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
@@ -36,17 +38,25 @@ def is_loopback(host: str) -> bool:
 
 
 def http_app(
-    settings: Settings, host: str, secret: bytes | None = None, processes: int = 1, metrics_dir: Path | None = None
+    settings: Settings,
+    host: str,
+    secret: bytes | None = None,
+    processes: int = 1,
+    metrics_dir: Path | None = None,
+    generation: Callable[[], int] = hangups.seen,
 ) -> Any:
     """The ASGI app for `serve --transport http`, with the host and token rules applied; `processes`: how many
-    serve (--workers); `metrics_dir`: the run's directory for multiprocess metrics (under --workers)."""
+    serve (--workers); `metrics_dir`: the run's directory for multiprocess metrics (under --workers);
+    `generation`: how many SIGHUPs so far (noted before the files are read: see `hangups`)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from ..server import build_server
+    from ..store import LOCAL
 
+    read_at = generation()
     loopback = is_loopback(host)
     principals = Principals.from_settings(settings, loopback)
-    if not loopback and not principals.by_token:
+    if not loopback and not principals.keys:
         raise ConfigurationError(
             f"refusing to serve HTTP on {host} without a token: set THINKING_HTTP_TOKEN or THINKING_HTTP_TOKENS_FILE "
             "(clients then send 'Authorization: Bearer <token>'), or bind 127.0.0.1."
@@ -63,7 +73,7 @@ def http_app(
                 o for h in names for o in (f"http://{h}", f"http://{h}:*", f"https://{h}", f"https://{h}:*")
             ],
         )
-    server = build_server(settings, http=True, processes=processes)
+    server = build_server(settings, http=True, processes=processes, principals=principals.names | {LOCAL})
     common: dict[str, Any] = {
         "host": host,
         "transport_security": security,
@@ -79,7 +89,8 @@ def http_app(
     # SDK offers no public way to ask), so a client coming back after the idle timeout is served statelessly.
     instances = server._lowlevel_server.session_manager._server_instances
     gate = Gate(app, fallback, principals, settings, server.health, secret or os.urandom(32),
-                live=instances.__contains__, loopback=loopback, reload=server.reload)  # fmt: skip
+                live=instances.__contains__, loopback=loopback, reload=server.reload,
+                generation=generation, read_at=read_at)  # fmt: skip
     if settings.thinking_ui:  # imported only when on: the view costs a server with it off nothing
         from .ui import WebView
 
@@ -91,7 +102,10 @@ def http_app(
 
     recorder = metrics.PrometheusMetrics(metrics_dir)
     metrics.install(recorder)
-    return MetricsEndpoint(gate, recorder, settings.thinking_metrics_public)
+    scrape = settings.thinking_metrics_token
+    return MetricsEndpoint(
+        gate, recorder, settings.thinking_metrics_public, None if scrape is None else scrape.get_secret_value()
+    )
 
 
 def check_store(settings: Settings) -> None:
@@ -118,9 +132,17 @@ def serve_http(settings: Settings, host: str, port: int, workers: int = 1) -> No
     import sys
 
     from ..limits import Limits
+    from ..store import LOCAL
 
-    Limits.from_settings(settings)  # a bad limits file is refused here too, with the fix
-    _checked_app(settings, host)  # refuse a bad configuration here, once, with the fix
+    hangups.count()  # from here on a SIGHUP is never fatal (the command counts them from its start: see cli)
+    # Signs the local principal's legacy session ids; shared by the workers so each can verify the others'.
+    secret = os.urandom(32)
+    # Refuse a bad configuration here, once, with the fix. One process serves the app built here (the tokens file
+    # is read once); a supervisor builds it without metrics, to check it, and each worker builds its own.
+    app = http_app(settings, host, secret) if workers == 1 else _checked_app(settings, host)
+    gate = app if isinstance(app, Gate) else app.app  # under the metrics endpoint, if any
+    # A bad limits file (or one naming nobody the tokens allow) is refused here too, with the fix.
+    Limits.from_settings(settings, gate.principals.names | {LOCAL})
     try:
         check_store(settings)
     except StoreUnavailable as exc:
@@ -137,10 +159,8 @@ def serve_http(settings: Settings, host: str, port: int, workers: int = 1) -> No
     def announce() -> None:
         print(f"thinking-hats: streamable HTTP on http://{shown}:{bound}/mcp{plural}", file=sys.stderr, flush=True)
 
-    # Signs the local principal's legacy session ids; shared by the workers so each can verify the others'.
-    secret = os.urandom(32)
     if workers == 1:
-        failure = _serve(settings, host, sock, secret, serving=announce)
+        failure = _serve(settings, host, sock, secret, serving=announce, app=app)
         if failure is not None:
             raise ConfigurationError(f"cannot serve: {failure}")
     else:
@@ -170,9 +190,9 @@ def _listen(host: str, port: int, shared: bool = False) -> socket.socket:
     return sock
 
 
-def _checked_app(settings: Settings, host: str) -> None:
+def _checked_app(settings: Settings, host: str) -> Any:
     """Build the app once to refuse a bad configuration, without installing its metrics in this process."""
-    http_app(settings.model_copy(update={"thinking_metrics": False}), host)
+    return http_app(settings.model_copy(update={"thinking_metrics": False}), host)
 
 
 def _serve(
@@ -183,6 +203,8 @@ def _serve(
     processes: int = 1,
     serving: Callable[[], None] = lambda: None,
     metrics_dir: Path | None = None,
+    generation: Callable[[], int] = hangups.seen,
+    app: Any = None,
 ) -> str | None:
     """One process serving the socket. On SIGTERM uvicorn stops accepting and lets requests in flight finish;
     a thought is bounded by THINKING_DEADLINE, so after that (plus a margin) what is left is cancelled.
@@ -191,7 +213,8 @@ def _serve(
     listening; `serving` is called once it listens). A socket that is not yet listening gets no connections."""
     import uvicorn
 
-    app = http_app(settings, host, secret, processes, metrics_dir)
+    if app is None:  # `app`: one built already, with this secret (a single process builds it once)
+        app = http_app(settings, host, secret, processes, metrics_dir, generation)
     config = uvicorn.Config(
         app,
         log_level=settings.thinking_log_level.lower(),
@@ -274,22 +297,39 @@ def _h11_with_header_timeout(seconds: float) -> type:
 
 
 def _worker(
-    host: str, port: int, secret: bytes, listening: Any, workers: int, failures: Any, index: int, metrics_dir: Path
+    host: str,
+    port: int,
+    secret: bytes,
+    listening: Any,
+    workers: int,
+    failures: Any,
+    index: int,
+    metrics_dir: Path,
+    generation: Any,
 ) -> None:
     """A worker process (spawned): its own Settings from the same environment, its own event loop and store, its
     own socket on the port, listening once its store is open (`listening` is set then). A worker whose store
-    cannot be opened puts the cause in `failures` and exits with STARTUP_FAILED: its supervisor starts it again."""
+    cannot be opened, or whose configuration is refused (a tokens file broken since the service started), puts
+    the cause in `failures` and exits with STARTUP_FAILED: its supervisor starts it again, with backoff.
+
+    It starts with SIGHUP blocked (the supervisor's mask, kept through exec), so a SIGHUP in its first moments
+    cannot end it; here it is ignored, then unblocked, and the app's handler notes `generation` (the
+    supervisor's count of SIGHUPs) before reading the files and compares once it is in place."""
     import signal
     import sys
 
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # until the app's handler re-reads the tokens and limits
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP})
     from ..config import Settings
     from ..logs import setup_logging
 
     settings = Settings()
     setup_logging(settings)
     sock = _listen(host, port, shared=True)
-    failure = _serve(settings, host, sock, secret, workers, listening.set, metrics_dir)
+    try:
+        failure = _serve(settings, host, sock, secret, workers, listening.set, metrics_dir, lambda: generation.value)
+    except ConfigurationError as exc:
+        failure = str(exc)
     if failure is not None:
         failures.put((index, failure))
         sys.exit(STARTUP_FAILED)
@@ -303,9 +343,14 @@ def _supervise(
     and the limits file).
     `sock` holds the port; each worker listens on a socket of its own.
 
-    A worker that dies after it started is replaced at once. One that could not start (its store is down or
-    locked) is started again with exponential backoff, capped, with one WARNING line per try naming the cause:
-    so the service serves again within seconds of the store coming back, without a restart storm meanwhile."""
+    A worker that dies after it served for a while is replaced at once. One that could not start (its store is
+    down or locked, or its configuration is refused: a tokens file broken since the service started), or that
+    died soon after it started, is started again with exponential backoff, capped, with one WARNING line per try
+    naming the cause: so the service serves again within seconds of the store coming back, or of the SIGHUP
+    after the file is fixed (a SIGHUP starts waiting workers at once), without a restart storm meanwhile.
+
+    SIGHUPs are counted in shared memory (`generation`) before they are passed on, and SIGHUP is blocked while a
+    worker is spawned: a worker whose handler was not yet in place reads the files again once it is."""
     import multiprocessing
     import multiprocessing.connection
     import shutil
@@ -321,14 +366,23 @@ def _supervise(
     metrics_dir = Path(tempfile.mkdtemp(prefix="thinking-hats-metrics-"))
     failures = spawn.SimpleQueue()
     causes: dict[int, str] = {}
+    generation = spawn.RawValue("Q", hangups.seen())
+    started_at = [0.0] * workers
+    hung_up = False
+    processes: list[Any] = []
 
     def start(index: int) -> tuple[Any, Any]:
         listening = spawn.Event()
         name = f"thinking-hats-worker-{index}"
-        process = spawn.Process(
-            target=_worker, args=(host, port, secret, listening, workers, failures, index, metrics_dir), name=name
-        )
-        process.start()
+        arguments = (host, port, secret, listening, workers, failures, index, metrics_dir, generation)
+        process = spawn.Process(target=_worker, args=arguments, name=name)
+        # The child keeps this mask through exec: a SIGHUP before its handler waits instead of ending it.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP})
+        started_at[index] = time.monotonic()
         return process, listening
 
     def stop(signum: int, frame: object) -> None:
@@ -339,6 +393,9 @@ def _supervise(
                 os.kill(process.pid, signal.SIGTERM)
 
     def hangup(signum: int, frame: object) -> None:
+        nonlocal hung_up
+        generation.value += 1  # first: a worker that misses the signal sees the count move
+        hung_up = True
         log.warning("SIGHUP: the workers re-read THINKING_HTTP_TOKENS_FILE and THINKING_PRINCIPAL_LIMITS_FILE")
         for process in processes:
             if process.is_alive() and process.pid is not None:
@@ -349,6 +406,7 @@ def _supervise(
     processes = [process for process, _ in started]
     ready = [listening for _, listening in started]
     attempts = [0] * workers  # failed starts in a row
+    deaths = [0] * workers  # deaths in a row, each within _STABLE_S of its start
     due: list[float | None] = [None] * workers  # when a worker waiting out its backoff starts again
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
@@ -367,6 +425,9 @@ def _supervise(
             if up and store_was_down:  # it came back: no worker waits out the rest of its backoff
                 due = [None if d is None else now for d in due]
             store_was_down = not up
+        if hung_up:  # the operator may have fixed what kept a worker from starting: no waiting out the backoff
+            hung_up = False
+            due = [None if d is None else now for d in due]
         waits = [d - now for d in due if d is not None]
         running = [p.sentinel for i, p in enumerate(processes) if due[i] is None]
         multiprocessing.connection.wait(running, timeout=max(0.0, min([_PROBE_EVERY_S, *waits])))
@@ -383,21 +444,36 @@ def _supervise(
                     due[index] = None
                     processes[index], ready[index] = start(index)
                 continue
+            lived = now - started_at[index]
             if process.is_alive():
                 if ready[index].is_set():
                     attempts[index] = 0
+                    if lived >= _STABLE_S:
+                        deaths[index] = 0
                 continue
-            if ready[index].is_set() or process.exitcode != STARTUP_FAILED:
-                log.warning("worker %d exited with %s; starting another", index, process.exitcode)
-                attempts[index] = 0
-                processes[index], ready[index] = start(index)
-                continue
-            attempts[index] += 1
-            delay = min(_BACKOFF_FIRST_S * 2 ** (attempts[index] - 1), _BACKOFF_CAP_S)
-            log.warning(
-                "worker %d could not start (try %d): %s Starting it again in %g s.",
-                index, attempts[index], causes.pop(index, "no cause reported."), delay,
-            )  # fmt: skip
+            if ready[index].is_set():
+                deaths[index] = 1 if lived >= _STABLE_S else deaths[index] + 1
+                if deaths[index] == 1:
+                    log.warning("worker %d exited with %s; starting another", index, process.exitcode)
+                    processes[index], ready[index] = start(index)
+                    continue
+                delay = _backoff(deaths[index] - 1)
+                log.warning(
+                    "worker %d exited with %s %.1f s after it started (%d in a row). Starting it again in %g s.",
+                    index, process.exitcode, lived, deaths[index], delay,
+                )  # fmt: skip
+            else:
+                attempts[index] += 1
+                delay = _backoff(attempts[index])
+                cause = causes.pop(index, None)
+                if cause is None or process.exitcode != STARTUP_FAILED:
+                    cause = f"it exited with {process.exitcode}."
+                elif not cause.endswith("."):
+                    cause += "."
+                log.warning(
+                    "worker %d could not start (try %d): %s Starting it again in %g s.",
+                    index, attempts[index], cause, delay,
+                )  # fmt: skip
             due[index] = now + delay
     grace = settings.thinking_deadline + 10
     for process in processes:
@@ -407,6 +483,11 @@ def _supervise(
             process.join()
     sock.close()
     shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _backoff(tries: int) -> float:
+    """How long to wait before the next start after `tries` failures in a row: 0.25 s, doubling, capped."""
+    return float(min(_BACKOFF_FIRST_S * 2 ** (tries - 1), _BACKOFF_CAP_S))
 
 
 def _store_answers(settings: Settings) -> bool:

@@ -119,9 +119,9 @@ def cookie_principal(value: str, principals: Principals, now: float) -> str | No
         return None
     if expires < now:
         return None
-    for token, holder in principals.by_token.items():
-        if holder == principal and hmac.compare_digest(sign_cookie(principal, token, expires).split(".")[2], mac):
-            return principal
+    token = principals.keys.get(principal)
+    if token is not None and hmac.compare_digest(sign_cookie(principal, token, expires).split(".")[2], mac):
+        return principal
     return None
 
 
@@ -286,7 +286,7 @@ class WebView:
         since = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 29 * 86400))
         days = await self.store().usage(since=since)
         limits = self.limits()
-        names = sorted({d.principal for d in days} | set(self.principals().by_token.values()))
+        names = sorted({d.principal for d in days} | set(self.principals().keys))
         table = []
         for name in names:
             mine = [d for d in days if d.principal == name]

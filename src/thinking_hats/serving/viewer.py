@@ -48,7 +48,7 @@ def serve_ui(
     def store() -> Store:
         return holder["store"]
 
-    view = WebView(store, lambda: Principals({}, open=True), local=principal)
+    view = WebView(store, lambda: Principals({}, {}, open=True), local=principal)
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":

@@ -132,7 +132,15 @@ async def open_postgres(url: str, pool_size: int = _POOL_SIZE, waits: Waits | No
             f"THINKING_STORE is {location}, but the PostgreSQL driver is not installed: "
             "pip install 'thinking-hats[postgres]'"
         ) from None
-    options = waits.options(url)
+    try:
+        options = waits.options(url)
+    except psycopg.Error as exc:  # a URL libpq cannot parse: its message quotes the URL, password and all
+        said = " ".join(scrub(str(exc), passwords_in(url)).split())
+        raise StoreError(
+            f"THINKING_STORE is not a URL PostgreSQL can read ({said}): write it as "
+            "postgresql://user:password@host:port/database, percent-encoding any '@', ':', '/', '[' or ']' in the "
+            "password"
+        ) from None
     # One plain connection first: a database that is down, or a role, password or database that is wrong, is
     # reported as itself at once (the pool would retry it for its whole timeout and then only say it is "incomplete").
     try:
