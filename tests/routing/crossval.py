@@ -40,6 +40,7 @@ def judge(rows: Sequence[train.Example], chosen: Sequence[tuple[int, tuple[str, 
     """Right / under / over / required hat present / cost of `chosen` (a step and hats per row)."""
     right = under = over = need_hat = hat_present = calls = cheapest = 0
     by_lang: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for ex, (level, hats) in zip(rows, chosen, strict=True):
         accept = [LEVELS.index(s) for s in ex.row.accept]
         hat = ex.row.hat
@@ -54,6 +55,8 @@ def judge(rows: Sequence[train.Example], chosen: Sequence[tuple[int, tuple[str, 
         cheapest += CALLS[accept[0]]
         by_lang[ex.row.lang][0] += ok
         by_lang[ex.row.lang][1] += 1
+        by_kind[ex.row.kind or "-"][0] += ok
+        by_kind[ex.row.kind or "-"][1] += 1
     n = len(rows) or 1
     return {
         "rows": len(rows),
@@ -63,6 +66,7 @@ def judge(rows: Sequence[train.Example], chosen: Sequence[tuple[int, tuple[str, 
         "hatPresent": round(hat_present / need_hat, 4) if need_hat else None,
         "cost": round(calls / cheapest, 3) if cheapest else None,
         "languages": {lang: round(r / t, 4) for lang, (r, t) in sorted(by_lang.items())},
+        "kinds": {kind: [round(r / t, 4), t] for kind, (r, t) in sorted(by_kind.items())},
     }
 
 

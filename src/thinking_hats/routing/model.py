@@ -23,9 +23,11 @@ import json
 import math
 import sys
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from itertools import islice
 from typing import Any
 
 from ..analysis import HATS, Hat
@@ -52,7 +54,7 @@ class Scores:
     escalate: tuple[float, float, float]  # P(needs more than single), (... than double), (... than triple)
     hats: dict[Hat, float]  # P(labellers require the hat)
     hat_order: tuple[Hat, ...]  # the hats, likeliest to be required first (see Model.scores)
-    found: tuple[str, ...]  # the features of the thought the model knows
+    known: tuple[int, ...]  # the vocabulary rows of the thought's features the model knows
 
 
 class Model:
@@ -111,16 +113,23 @@ class Model:
             escalate=(probabilities[0], probabilities[1], probabilities[2]),
             hats=hats,
             hat_order=tuple(sorted(HATS, key=lambda hat: (-lift[hat], HATS.index(hat)))),
-            found=tuple(self.vocabulary[r] for r in sorted(known)),
+            known=tuple(known),
         )
 
-    def contributions(self, features: Features, output: int) -> list[Contribution]:
-        """Each known feature's pull on `output`, strongest first (ties by feature, so the order is stable)."""
-        known = self.rows(features)
-        value = self.scale / math.sqrt(len(known) or 1)
+    def contributions(
+        self, scores: Scores, output: int, wanted: Callable[[str], bool], limit: int
+    ) -> list[Contribution]:
+        """Up to `limit` known features that `wanted` accepts, by their pull on `output`, strongest first (ties by
+        feature, so the order is stable)."""
+        value = self.scale / math.sqrt(len(scores.known) or 1)
         width = len(OUTPUTS)
-        pulls = [Contribution(self.vocabulary[r], output, self.weights[r * width + output] * value) for r in known]
-        return sorted(pulls, key=lambda c: (-abs(c.weight), c.feature))
+        pulls = sorted((-abs(self.weights[r * width + output]), self.vocabulary[r], r) for r in scores.known)
+        chosen = (
+            Contribution(feature, output, self.weights[r * width + output] * value)
+            for _, feature, r in pulls
+            if wanted(feature)
+        )
+        return list(islice(chosen, limit))
 
 
 def _sigmoid(x: float) -> float:

@@ -131,8 +131,7 @@ def _factors(ctx: ThoughtContext, read: Features, model: Model, scores: Scores, 
         for k, name in enumerate(LEVELS)
     ]
     output = max(level - 1, 0)
-    readable = [p for p in model.contributions(read, output) if _readable(p.feature, read)]
-    for pull in readable[:EXPLAINED]:
+    for pull in model.contributions(scores, output, lambda feature: _readable(feature, read), EXPLAINED):
         towards = LEVELS[output + 1] if pull.weight > 0 else LEVELS[output]
         factors.append(
             Factor(
