@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..analysis import ThoughtContext
 
-HEAD, TAIL = 700, 300  # characters of the folded text read for n-grams: the opening, and the closing ask
+HEAD, TAIL = 400, 200  # characters of the folded text read for n-grams: the opening, and the closing ask
 CHAR_SIZES = (2, 3, 4, 5)
 _RAW_LIMIT = 4 * (HEAD + TAIL)
 _DIGITS = str.maketrans("0123456789", "0000000000")

@@ -27,7 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from itertools import islice
 from typing import Any
 
 from ..analysis import HATS, Hat
@@ -75,8 +74,10 @@ class Model:
         self.markers = {feature: row for row, feature in enumerate(vocabulary[n_chars + n_words :], n_chars + n_words)}
         self.vocabulary = vocabulary
         self.weights = weights
-        bias = self.markers.pop(BIAS) * len(OUTPUTS)
-        self.bias = [weights[bias + o] * self.scale for o in range(len(OUTPUTS))]
+        # One array per output (a column), so that summing a thought's weights is one C-level map per output.
+        self.columns = [weights[o :: len(OUTPUTS)] for o in range(len(OUTPUTS))]
+        bias = self.markers.pop(BIAS)
+        self.bias = [column[bias] * self.scale for column in self.columns]
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Model:
@@ -99,11 +100,11 @@ class Model:
 
     def scores(self, features: Features) -> Scores:
         known = self.rows(features)
-        width = len(OUTPUTS)
-        w = self.weights
-        sums = [sum(col) for col in zip(*(w[r * width : r * width + width] for r in known), strict=True)] or [0] * width
         value = self.scale / math.sqrt(len(known) or 1)
-        probabilities = [_sigmoid(self.bias[o] + sums[o] * value) for o in range(width)]
+        probabilities = [
+            _sigmoid(bias + sum(map(column.__getitem__, known)) * value)
+            for bias, column in zip(self.bias, self.columns, strict=True)
+        ]
         hats = {hat: probabilities[3 + n] for n, hat in enumerate(HATS)}
         # Ranked by probability over the square root of how often the hat is required in training: a hat most
         # rows require would otherwise lead every thought (on held-out panels: 76.8% of required hats present
@@ -119,17 +120,22 @@ class Model:
     def contributions(
         self, scores: Scores, output: int, wanted: Callable[[str], bool], limit: int
     ) -> list[Contribution]:
-        """Up to `limit` known features that `wanted` accepts, by their pull on `output`, strongest first (ties by
-        feature, so the order is stable)."""
+        """Up to `limit` known features that `wanted` accepts, by their pull on `output`, strongest first."""
         value = self.scale / math.sqrt(len(scores.known) or 1)
-        width = len(OUTPUTS)
-        pulls = sorted((-abs(self.weights[r * width + output]), self.vocabulary[r], r) for r in scores.known)
-        chosen = (
-            Contribution(feature, output, self.weights[r * width + output] * value)
-            for _, feature, r in pulls
-            if wanted(feature)
-        )
-        return list(islice(chosen, limit))
+        column = self.columns[output]
+        # Sorted by weight (a C-level key), the strongest pulls are at the two ends: walk in from both.
+        ordered = sorted(sorted(scores.known), key=column.__getitem__)
+        low, high = 0, len(ordered) - 1
+        found: list[Contribution] = []
+        while low <= high and len(found) < limit:
+            if -column[ordered[low]] > column[ordered[high]]:
+                row, low = ordered[low], low + 1
+            else:
+                row, high = ordered[high], high - 1
+            feature = self.vocabulary[row]
+            if wanted(feature):
+                found.append(Contribution(feature, output, column[row] * value))
+        return found
 
 
 def _sigmoid(x: float) -> float:
