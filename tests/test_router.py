@@ -144,14 +144,14 @@ def test_an_escalation_outside_0_and_1_is_refused(escalation: float) -> None:
 def test_the_escalation_setting_trades_spending_and_reaches_the_router(monkeypatch: pytest.MonkeyPatch) -> None:
     order = list(STRATEGIES)
     thoughts = [DECISION, PROGRESS, LOOKUP, "Should we use Postgres or MongoDB for the analytics service?"]
-    eager = [order.index(route(ctx(t), 0.05).strategy) for t in thoughts]
+    eager = [order.index(route(ctx(t), 0.01).strategy) for t in thoughts]
     default = [order.index(route(ctx(t), DEFAULT_ESCALATION).strategy) for t in thoughts]
-    frugal = [order.index(route(ctx(t), 0.95).strategy) for t in thoughts]
+    frugal = [order.index(route(ctx(t), 0.99).strategy) for t in thoughts]
     assert all(e >= d >= f for e, d, f in zip(eager, default, frugal, strict=True))
     assert sum(eager) > sum(default) > sum(frugal)
 
-    monkeypatch.setenv("THINKING_ESCALATION", "0.05")
-    assert load_settings().thinking_escalation == 0.05
+    monkeypatch.setenv("THINKING_ESCALATION", "0.01")
+    assert load_settings().thinking_escalation == 0.01
 
 
 @settings(max_examples=40, deadline=None)

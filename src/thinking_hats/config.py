@@ -214,10 +214,10 @@ class Settings(BaseModel):
     )
     thinking_escalation: float = Field(
         default=0.5,
-        gt=0,
-        lt=1,
+        ge=0.01,
+        le=0.99,
         allow_inf_nan=False,
-        description="How sure the router must be (0-1 exclusive) before it spends one more step: lower spends more.",
+        description="How sure the router must be before it spends one more step; lower spends more (0.01-0.99).",
     )
     thinking_synthesis: Literal["model", "merge"] = Field(
         default="model",
