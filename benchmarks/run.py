@@ -651,7 +651,7 @@ def rows_think(rows: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
 # Module prefix -> component; the first match wins. Modules in no row (pydantic, json, logging, tenacity, the
 # stdlib ...) are charged to whoever called them, so pydantic validating an MCP message counts as MCP.
 COMPONENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("router", ("thinking_hats.routing.router", "thinking_hats.routing.terms")),
+    ("router", ("thinking_hats.routing.router", "thinking_hats.routing.model", "thinking_hats.routing.features")),
     ("prompts", ("thinking_hats.prompts",)),
     ("store", ("thinking_hats.store",)),
     ("SQLite", ("sqlite3", "_sqlite3")),

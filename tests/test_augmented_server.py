@@ -46,7 +46,7 @@ async def test_the_router_decides_how_many_calls_a_thought_costs(openai_llm: Fak
         cheap = len(openai_llm.history)
         await client.call_tool("sequentialthinking", thought(HARD, 1, sessionId="dear"))
     assert cheap == 1
-    assert len(openai_llm.history) - cheap >= 4
+    assert len(openai_llm.history) - cheap >= 3  # the learned router: double or dearer
 
 
 async def test_progress_notifications_reach_the_client_per_hat_and_at_synthesis(openai_llm: FakeLLM) -> None:

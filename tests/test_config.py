@@ -123,7 +123,7 @@ def test_arguments_beat_the_environment_which_beats_the_dotenv_file(
     ("name", "value", "fragment"),
     [
         ("THINKING_TOOLS", "sequentialthinking,think_harder", "think_harder"),
-        ("THINKING_THRESHOLDS", "60,40,20", "THINKING_THRESHOLDS"),
+        ("THINKING_ESCALATION", "1.5", "less than or equal to 0.99"),
         ("THINKING_STORE", "postgres", "sqlite"),
         ("MAX_HISTORY_SIZE", "0", "greater than or equal to 1"),
     ],

@@ -28,7 +28,7 @@ DECISION = ThoughtContext(
 
 async def analyse(llm: FakeLLM, build: Build, strategy: str, synthesis: str) -> Outcome:
     orchestrator = build(llm.settings(thinking_synthesis=synthesis))
-    return await orchestrator.analyse(DECISION, route(DECISION, (25, 45, 65), strategy), None)
+    return await orchestrator.analyse(DECISION, route(DECISION, 0.5, strategy), None)
 
 
 @pytest.mark.parametrize(("strategy", "hats"), [("double", 2), ("triple", 3)])
@@ -40,7 +40,7 @@ async def test_merge_makes_one_call_per_hat_and_no_synthesis_call_on_every_wire_
     assert len(any_llm.history) == hats
     assert "synthesis" not in any_llm.roles()
     assert outcome.usage.llm_calls == hats
-    assert [h.hat for h in outcome.analysis.hats] == list(route(DECISION, (25, 45, 65), strategy).hats)
+    assert [h.hat for h in outcome.analysis.hats] == list(route(DECISION, 0.5, strategy).hats)
     assert outcome.failure is None and outcome.analysis.strategy == strategy
 
 
@@ -71,7 +71,7 @@ async def test_the_merged_synthesis_is_each_hat_output_under_its_name(openai_llm
 
 
 async def test_a_failed_hat_is_left_out_of_the_merge_and_named(openai_llm: FakeLLM, build: Build) -> None:
-    chosen = route(DECISION, (25, 45, 65), "double")
+    chosen = route(DECISION, 0.5, "double")
     failing = chosen.hats[1]
     openai_llm.enqueue(failing, 401)
 
@@ -113,7 +113,7 @@ def test_the_route_states_calls_and_rounds_under_each_setting() -> None:
         ("triple", (4, 2), (3, 1)),
         ("full", (6, 2), (6, 2)),
     ]:
-        chosen = route(DECISION, (25, 45, 65), strategy)
+        chosen = route(DECISION, 0.5, strategy)
         assert (chosen.calls, chosen.rounds) == model, strategy
         merged = chosen.with_synthesis("merge")
         assert (merged.calls, merged.rounds) == merge, strategy

@@ -26,7 +26,7 @@ async def test_a_model_request_that_no_fake_routes_fails_the_test_even_if_the_co
     with pytest.raises(AssertionError, match=expected), offline_router():
         orchestrator = Orchestrator(settings, provider, Prompts())
         ctx = ThoughtContext("Is 7 prime?", 1, 1)
-        outcome = await orchestrator.analyse(ctx, route(ctx, (25, 45, 65), "single"), None)
+        outcome = await orchestrator.analyse(ctx, route(ctx, 0.5, "single"), None)
         await orchestrator.aclose()
         assert outcome.failure is not None  # the code coped: the hat failed cleanly ...
     # ... and the guard still fails the test.

@@ -25,7 +25,7 @@ DECISION = ThoughtContext(
 
 
 async def run(orchestrator: Orchestrator, strategy: str, ctx: ThoughtContext = DECISION) -> object:
-    return await orchestrator.analyse(ctx, route(ctx, (25, 45, 65), strategy), None)
+    return await orchestrator.analyse(ctx, route(ctx, 0.5, strategy), None)
 
 
 @pytest.mark.parametrize("strategy", ["single", "double", "triple", "full"])
@@ -33,7 +33,7 @@ async def test_each_strategy_makes_exactly_its_calls_on_every_wire_format(
     any_llm: FakeLLM, build: Build, strategy: str
 ) -> None:
     orchestrator = build(any_llm.settings())
-    chosen = route(DECISION, (25, 45, 65), strategy)
+    chosen = route(DECISION, 0.5, strategy)
 
     outcome = await orchestrator.analyse(DECISION, chosen, None)
 
@@ -71,7 +71,7 @@ async def test_progress_is_reported_as_each_hat_finishes_and_at_synthesis(openai
         seen.append((done, total, message))
 
     ctx = DECISION
-    await build(openai_llm.settings()).analyse(ctx, route(ctx, (25, 45, 65), "triple"), progress)
+    await build(openai_llm.settings()).analyse(ctx, route(ctx, 0.5, "triple"), progress)
 
     assert [(d, t) for d, t, _ in seen] == [(1, 4), (2, 4), (3, 4), (4, 4)]
     assert "synthesis" in seen[-1][2]
@@ -80,16 +80,17 @@ async def test_progress_is_reported_as_each_hat_finishes_and_at_synthesis(openai
 async def test_a_hat_failing_after_retries_is_named_and_kept_out_of_the_synthesis(
     openai_llm: FakeLLM, build: Build
 ) -> None:
-    openai_llm.enqueue("critical", 500, 502, 503)
+    hat = route(DECISION, 0.5, "triple").hats[1]  # a hat the route runs, whichever the model ranks second
+    openai_llm.enqueue(hat, 500, 502, 503)
     outcome = await run(build(openai_llm.settings(thinking_max_retries=2)), "triple")
 
-    assert len(openai_llm.calls("critical")) == 3  # one try and two retries, no more
+    assert len(openai_llm.calls(hat)) == 3  # one try and two retries, no more
     problems = " ".join(outcome.analysis.problems)
-    assert "critical hat failed" in problems and "503 from openai" in problems
-    critical = next(h for h in outcome.analysis.hats if h.hat == "critical")
-    assert critical.status == "failed" and critical.output is None
+    assert f"{hat} hat failed" in problems and "503 from openai" in problems
+    failed = next(h for h in outcome.analysis.hats if h.hat == hat)
+    assert failed.status == "failed" and failed.output is None
     synthesis_prompt = openai_llm.calls("synthesis")[0].user
-    assert "critical hat" not in synthesis_prompt and "fake provider error" not in synthesis_prompt
+    assert f"{hat} hat" not in synthesis_prompt and "fake provider error" not in synthesis_prompt
     assert "fake provider error" not in (outcome.analysis.synthesis or "")
     assert outcome.failure is None
 
@@ -122,11 +123,12 @@ async def test_a_retry_after_beyond_the_deadline_is_not_waited_for(openai_llm: F
 
 async def test_a_hat_slower_than_its_timeout_is_cut_off_and_reported(openai_llm: FakeLLM, build: Build) -> None:
     hold = Hold()
-    openai_llm.enqueue("critical", hold)
+    hat = route(DECISION, 0.5, "double").hats[1]  # a hat the route runs, whichever the model ranks second
+    openai_llm.enqueue(hat, hold)
     settings = openai_llm.settings(thinking_hat_timeout=0.3, thinking_max_retries=0)
     outcome = await run(build(settings), "double")
 
-    critical = next(h for h in outcome.analysis.hats if h.hat == "critical")
+    critical = next(h for h in outcome.analysis.hats if h.hat == hat)
     assert critical.status == "timeout"
     assert any("THINKING_HAT_TIMEOUT" in p for p in outcome.analysis.problems)
     assert hold.cancelled == 1  # the in-flight request was abandoned, not left running

@@ -26,7 +26,7 @@ START = "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/thinki
 TESTS = 'python3 -m venv .venv && .venv/bin/pip install -e ".[dev]" && .venv/bin/pytest'
 RUN_HERE = {  # command -> what its output must hold
     ".venv/bin/thinking-hats doctor": "All checks passed.",
-    f".venv/bin/thinking-hats route {QUESTION}": "strategy triple: 4 model calls in 2 rounds",
+    f".venv/bin/thinking-hats route {QUESTION}": "strategy double: 3 model calls in 2 rounds",
     f".venv/bin/thinking-hats think {QUESTION}": "Thought 1/1 recorded",
 }
 BY_CI = {START, TESTS, "bash .ci/run"}

@@ -21,7 +21,7 @@ DECISION = ThoughtContext(
 
 
 async def run(orchestrator: Orchestrator, strategy: str) -> Outcome:
-    return await orchestrator.analyse(DECISION, route(DECISION, (25, 45, 65), strategy), None)
+    return await orchestrator.analyse(DECISION, route(DECISION, 0.5, strategy), None)
 
 
 def error_of(outcome: Outcome, hat: str) -> str:

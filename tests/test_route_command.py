@@ -37,27 +37,30 @@ def labelled(tmp_path: Path, *rows: dict[str, Any] | str) -> Path:
     return path
 
 
-def test_route_prints_the_score_factors_strategy_and_hats(capsys: pytest.CaptureFixture[str]) -> None:
+def test_route_prints_each_strategys_probability_the_features_that_weighed_most_the_strategy_and_hats(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code, out, err = run(capsys, "route", DECISION)
 
     assert code == 0 and err == ""
-    head, *rows = out.split("\n\n")[0:2]
-    points = {line.split()[0]: float(line.split()[1]) for line in rows[0].splitlines()}
-    assert {"length", "questions", "structure", "dilemma", "risk", "people"} <= set(points)
-    assert head == f"score {min(100, sum(points.values())):g}"
-    assert "should we" in out  # the detail says which words counted
-    assert "strategy full: 6 model calls in 2 rounds" in out
-    assert "hats factual, emotional, critical, optimistic, creative" in out
+    head, factors, tail = out.split("\n\n")[0:3]
+    rows = factors.splitlines()
+    assert [row.split()[0] for row in rows[:4]] == ["single", "double", "triple", "full"]
+    assert all("that" in row and "is the least this thought needs" in row for row in rows[:4])
+    assert head.startswith(f"score {sum(float(row.split()[1]) for row in rows):g} ")
+    features = [row for row in rows if row.split()[0] == "feature"]
+    assert len(features) == 3 and all(" towards " in row for row in features)
+    assert "strategy double: 3 model calls in 2 rounds" in tail
 
 
 def test_route_json_is_the_reply_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "route", "What is the capital of France?", "--json")
+    code, out, _ = run(capsys, "route", "How many bytes are in a kilobyte?", "--json")
 
     assert code == 0
     routed = json.loads(out)
     assert routed["strategy"] == "single" and routed["hats"] == ["factual"]
     assert (routed["calls"], routed["rounds"], routed["synthesis"]) == (1, 1, "none")
-    assert routed["score"] == sum(f["points"] for f in routed["factors"])
+    assert routed["score"] == pytest.approx(sum(f["points"] for f in routed["factors"]), abs=0.11)
     assert {"name", "points", "detail"} == set(routed["factors"][0])
 
 
@@ -66,20 +69,19 @@ def test_route_reads_other_languages(capsys: pytest.CaptureFixture[str]) -> None
 
     routed = json.loads(out)
     assert code == 0 and routed["strategy"] != "single"
-    assert {"critical", "optimistic"} <= set(routed["hats"])
-    assert any(f["name"] == "dilemma" and "应该" in f["detail"] for f in routed["factors"])
+    assert any(f["name"] == "feature" and "我们" in f["detail"] for f in routed["factors"])
 
 
-def test_route_respects_thinking_thresholds(
+def test_route_respects_thinking_escalation(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     thought = "Should we use Postgres or MongoDB for the analytics service?"
     _, default, _ = run(capsys, "route", thought, "--json")
-    monkeypatch.setenv("THINKING_THRESHOLDS", "5,10,20")
+    monkeypatch.setenv("THINKING_ESCALATION", "0.01")
     _, eager, _ = run(capsys, "route", thought, "--json")
 
     assert json.loads(default)["strategy"] == "double"
-    assert json.loads(eager)["strategy"] == "full"
+    assert json.loads(eager)["strategy"] in ("triple", "full")
     assert json.loads(default)["score"] == json.loads(eager)["score"]
 
 
@@ -100,8 +102,14 @@ def test_route_without_a_thought_or_file_says_how_to_call_it(capsys: pytest.Capt
 
 
 ROWS: list[dict[str, Any]] = [
-    {"id": "fact", "lang": "en", "thought": "What is the capital of France?", "accept": ["single"], "hat": "factual"},
-    {"id": "hard", "lang": "en", "thought": DECISION, "accept": ["triple", "full"]},
+    {
+        "id": "fact",
+        "lang": "en",
+        "thought": "How many bytes are in a kilobyte?",
+        "accept": ["single"],
+        "hat": "factual",
+    },
+    {"id": "hard", "lang": "en", "thought": DECISION, "accept": ["double", "triple"]},
     {"id": "de", "lang": "de", "thought": "Wie viele Bytes hat ein Kilobyte?", "accept": ["single"]},
     # Labelled as needing all five: the router's double is below the label (under-routed), not above it.
     {"id": "under", "lang": "de", "thought": "Sollen wir Postgres oder MongoDB nehmen?", "accept": ["full"]},
@@ -119,20 +127,23 @@ def test_eval_prints_right_under_over_per_language_and_kind_the_cost_and_a_confu
 
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0] == f"{path}: 6 labelled thoughts (0 contested, reported apart), THINKING_THRESHOLDS=25,45,65"
+    assert lines[0] == f"{path}: 6 labelled thoughts (0 contested, reported apart), THINKING_ESCALATION=0.5"
     assert lines[2].split() == ["language", "thoughts", "right", "under", "over", "hat", "contested"]
     assert lines[3].split() == ["en", "2", "100.0%", "0.0%", "0.0%", "0.0%", "0"]
     assert lines[4].split() == ["de", "2", "50.0%", "50.0%", "0.0%", "0.0%", "0"]
     assert lines[5].split() == ["es", "2", "0.0%", "0.0%", "50.0%", "50.0%", "0"]
     assert lines[6].split() == ["overall", "6", "50.0%", "16.7%", "16.7%", "16.7%", "0"]
     assert "right: 50.0%   under (cheaper than the consensus): 16.7%   over (dearer): 16.7%" in out
-    # chosen: single, full, single, double, single, triple = 16 calls; cheapest consensus 1+4+1+6+1+1 = 14,
-    # dearest 1+6+1+6+1+1 = 16
-    assert "model calls: 16 chosen, 1.143x the cheapest consensus strategy's (14), 1.0x the dearest's (16)" in out
+    # chosen: single, double, single, double, single, double = 12 calls; cheapest consensus 1+3+1+6+1+1 = 13,
+    # dearest 1+4+1+6+1+1 = 14
+    assert "model calls: 12 chosen, 0.923x the cheapest consensus strategy's (13), 0.857x the dearest's (14)" in out
+    # beside the router on the same rows: always single (under on hard and under), always double (over on four)
+    assert "always single on the same rows: right 66.7%, under 33.3%, over 0.0%, 0.462x" in out
+    assert "always double on the same rows: right 16.7%, under 16.7%, over 66.7%, 1.385x" in out
     matrix = lines[lines.index("confusion (rows: cheapest consensus strategy, columns: chosen)") + 1 :]
     assert matrix[0].split() == ["single", "double", "triple", "full"]
-    assert matrix[1].split() == ["single", "3", "0", "1", "0"]  # fact, de, hat; over
-    assert matrix[3].split() == ["triple", "0", "0", "0", "1"]
+    assert matrix[1].split() == ["single", "3", "1", "0", "0"]  # fact, de, hat; over
+    assert matrix[2].split() == ["double", "0", "1", "0", "0"]
     assert matrix[4].split() == ["full", "0", "1", "0", "0"]
 
 
@@ -161,12 +172,13 @@ def test_eval_json_carries_the_same_figures(capsys: pytest.CaptureFixture[str], 
     }
     assert report["confusion"]["full"]["double"] == 1
     assert report["cost"] == {
-        "calls": 16,
-        "cheapestCalls": 14,
-        "dearestCalls": 16,
-        "vsCheapest": 1.143,
-        "vsDearest": 1.0,
+        "calls": 12,
+        "cheapestCalls": 13,
+        "dearestCalls": 14,
+        "vsCheapest": 0.923,
+        "vsDearest": 0.857,
     }
+    assert report["baselines"]["single"]["right"] == 0.6667 and report["baselines"]["double"]["over"] == 0.6667
     assert report["labellers"] is None  # one label a row: nothing to compare
     assert [m["id"] for m in report["misses"]] == ["under", "hat", "over"]
 
@@ -182,25 +194,25 @@ def test_eval_judges_against_what_two_of_three_blind_labellers_accept(
         # consensus single (all three), with factual (two of three): the route is right
         {
             "id": "agreed",
-            "lang": "en",
+            "lang": "es",
             "kind": "lookup",
-            "thought": "What is the capital of France?",
+            "thought": "¿Cuál es la capital de Francia?",
             "labels": _three(["single"], ["single", "double"], ["single"], hats=("factual", "factual", None)),
         },
-        # consensus double/triple: the hard decision goes to all five hats, dearer than that -> over
+        # consensus single: the decision goes to two hats, dearer than that -> over
         {
             "id": "dear",
             "lang": "en",
             "kind": "decision",
             "thought": DECISION,
-            "labels": _three(["double"], ["double", "triple"], ["triple"]),
+            "labels": _three(["single"], ["single"], ["single", "double"]),
         },
         # no strategy has two votes: contested, reported apart and not counted
         {
             "id": "split",
             "lang": "en",
             "kind": "lookup",
-            "thought": "How many bytes are in a kilobyte?",
+            "thought": "What is the boiling point of water at sea level?",
             "labels": _three(["single"], ["double"], ["triple"]),
         },
         # a hat only one labeller requires is not required
@@ -208,7 +220,7 @@ def test_eval_judges_against_what_two_of_three_blind_labellers_accept(
             "id": "one-hat",
             "lang": "en",
             "kind": "lookup",
-            "thought": "What is the boiling point of water at sea level?",
+            "thought": "How many bytes are in a kilobyte?",
             "labels": _three(["single"], ["single"], ["single"], hats=("creative", None, None)),
         },
     ]
@@ -227,10 +239,10 @@ def test_eval_judges_against_what_two_of_three_blind_labellers_accept(
         "contested": 1,
     }
     assert [m["id"] for m in report["misses"]] == ["dear"]
-    assert report["misses"][0]["accept"] == ["double", "triple"]
-    # 12 pairs of labels; overlapping: agreed 3, dear 2 (double and triple alone do not), split 0, one-hat 3
+    assert report["misses"][0]["accept"] == ["single"]
+    # 12 pairs of labels; overlapping: agreed 3, dear 3, split 0, one-hat 3
     assert report["labellers"]["pairs"] == 12
-    assert report["labellers"]["overlap"] == round(8 / 12, 4)
+    assert report["labellers"]["overlap"] == round(9 / 12, 4)
 
 
 def test_a_row_with_both_formats_is_judged_by_its_labels_and_a_bad_label_is_named(

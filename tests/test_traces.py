@@ -20,6 +20,8 @@ from mcp import Client
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from fakes import FakeLLM
+from thinking_hats.analysis import ThoughtContext
+from thinking_hats.routing.router import route
 from thinking_hats.server import build_server
 
 TOOL = "sequentialthinking"
@@ -106,7 +108,9 @@ async def test_a_thought_is_traced_with_genai_model_call_spans_and_store_spans_a
         otel_exporter_otlp_headers="x-collector-key=k%20ey,tenant=team-a",
         otel_service_name="thinking-team",
     )
-    openai_llm.enqueue("critical", 401)
+    # A hat the route runs, whichever the learned router ranks second.
+    hat = route(ThoughtContext(thought=SECRET_TEXT, thought_number=1, total_thoughts=1), 0.5, "double").hats[1]
+    openai_llm.enqueue(hat, 401)
     async with Client(build_server(settings)) as client:
         reply = await client.call_tool(TOOL, call(SECRET_TEXT, strategy="double"))
 
@@ -128,7 +132,7 @@ async def test_a_thought_is_traced_with_genai_model_call_spans_and_store_spans_a
         assert span.attributes["gen_ai.operation.name"] == "chat"
         assert span.attributes["gen_ai.provider.name"] == "openai"
         assert span.name == f"chat {span.attributes['gen_ai.request.model']}"
-    failed = [s for s in model_calls if s.attributes["gen_ai.agent.name"] == "critical"]
+    failed = [s for s in model_calls if s.attributes["gen_ai.agent.name"] == hat]
     assert failed[0].status == STATUS_ERROR and failed[0].attributes["error.type"] == "401"
     ok = [s for s in model_calls if s.status != STATUS_ERROR]
     assert len(ok) == 2

@@ -32,7 +32,7 @@ async def test_input_tokens_include_cached_and_cache_written_tokens_on_every_wir
     any_llm.cached_tokens, any_llm.cache_creation_tokens = CACHED, WRITTEN
     orchestrator = build(any_llm.settings())
 
-    outcome = await orchestrator.analyse(QUESTION, route(QUESTION, (25, 45, 65), "double"), None)
+    outcome = await orchestrator.analyse(QUESTION, route(QUESTION, 0.5, "double"), None)
 
     calls = len(any_llm.history)
     assert calls == 3
@@ -44,7 +44,7 @@ async def test_input_tokens_include_cached_and_cache_written_tokens_on_every_wir
 
 
 async def test_without_a_cache_the_counts_are_unchanged(any_llm: FakeLLM, build: Build) -> None:
-    outcome = await build(any_llm.settings()).analyse(QUESTION, route(QUESTION, (25, 45, 65), "single"), None)
+    outcome = await build(any_llm.settings()).analyse(QUESTION, route(QUESTION, 0.5, "single"), None)
 
     assert outcome.usage.input_tokens == prompt_tokens(any_llm)
     assert (outcome.usage.cached_input_tokens, outcome.usage.cache_creation_tokens) == (0, 0)

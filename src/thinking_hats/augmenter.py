@@ -29,7 +29,7 @@ class Augmentation:
         self.all_agents = all_agents  # False: agents are built as their roles are first called (one-shot use)
         self.provider = provider
         self.prompts = prompts
-        self._thresholds = settings.router_thresholds()
+        self._escalation = settings.thinking_escalation
         self._ready: asyncio.Task[Orchestrator] | None = None
         # A running thought holds a lane: its calls use that lane's connections (providers.current_lane), kept
         # alive for the next thought in it. The last lane freed is the first taken again, so after a quiet spell
@@ -60,7 +60,7 @@ class Augmentation:
     async def analyse(self, ctx: ThoughtContext, strategy: str, progress: ProgressFn | None) -> Outcome:
         from .routing.router import route
 
-        chosen = route(ctx, self._thresholds, strategy)
+        chosen = route(ctx, self._escalation, strategy)
         orchestrator = await self.orchestrator()
         from .providers import current_lane
 

@@ -214,8 +214,12 @@ class Settings(BaseModel):
     thinking_strategy: Strategy = Field(
         default="auto", description="Default strategy: auto, single, double, triple, full or none."
     )
-    thinking_thresholds: str = Field(
-        default="25,45,65", description="Router scores at which double, triple and full begin."
+    thinking_escalation: float = Field(
+        default=0.5,
+        ge=0.01,
+        le=0.99,
+        allow_inf_nan=False,
+        description="How sure the router must be before it spends one more step; lower spends more (0.01-0.99).",
     )
     thinking_synthesis: Literal["model", "merge"] = Field(
         default="model",
@@ -353,11 +357,6 @@ class Settings(BaseModel):
             raise ValueError(f"THINKING_TOOLS names unknown tools {unknown}; choose from {', '.join(TOOL_NAMES)}")
         return ",".join(names)
 
-    @model_validator(mode="after")
-    def _check_thresholds(self) -> Settings:
-        self.router_thresholds()  # raises with a clear message if malformed
-        return self
-
     @property
     def traces_endpoint(self) -> str | None:
         """Where spans go (None: tracing off), as the OTLP exporter specification resolves the two variables."""
@@ -370,18 +369,6 @@ class Settings(BaseModel):
     @property
     def tools(self) -> tuple[str, ...]:
         return tuple(n for n in TOOL_NAMES if n in self.thinking_tools.split(","))
-
-    def router_thresholds(self) -> tuple[int, int, int]:
-        try:
-            values = tuple(int(v) for v in self.thinking_thresholds.split(","))
-        except ValueError:
-            values = ()
-        if len(values) != 3 or not 0 < values[0] < values[1] < values[2] <= 100:
-            raise ValueError(
-                "THINKING_THRESHOLDS must be three increasing scores in 1..100, e.g. '25,45,65' "
-                f"(got {self.thinking_thresholds!r})"
-            )
-        return values[0], values[1], values[2]
 
     def data_dir(self) -> Path:
         if self.thinking_data_dir is not None:

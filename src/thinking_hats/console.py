@@ -32,7 +32,7 @@ class _Announced:
         from .routing.router import route
 
         # The same route the augmenter takes (deterministic, microseconds), as the orchestrator will run it.
-        chosen = route(ctx, self.settings.router_thresholds(), strategy)
+        chosen = route(ctx, self.settings.thinking_escalation, strategy)
         self.show(chosen.with_synthesis(self.settings.thinking_synthesis))
         return await self.inner.analyse(ctx, strategy, progress)
 

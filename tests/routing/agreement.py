@@ -23,9 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "src"))
 
 from thinking_hats.routing.evaluation import ORDER, Labelled, load  # noqa: E402
-from thinking_hats.routing.router import route  # noqa: E402
-
-THRESHOLDS = (25, 45, 65)
+from thinking_hats.routing.router import DEFAULT_ESCALATION, route  # noqa: E402
 
 
 def relabels(path: Path = HERE / "relabels.jsonl") -> dict[str, dict[str, tuple[str, ...]]]:
@@ -53,7 +51,7 @@ def figures() -> dict[str, tuple[float, float, int]]:
     pairs: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     for rid, by in relabels().items():
         part, row = writers[rid]
-        chosen = route(row.context(), THRESHOLDS).strategy
+        chosen = route(row.context(), DEFAULT_ESCALATION).strategy
         anyone = sorted({row.accept[0], *row.accept, *(a for accept in by.values() for a in accept)}, key=ORDER.index)
         pairs[f"{part}: router vs the writers"].append(judge(chosen, row.accept))
         pairs[f"{part}: router vs the writers, {row.lang}"].append(judge(chosen, row.accept))

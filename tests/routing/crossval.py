@@ -1,158 +1,192 @@
-"""How well the router does on thoughts it was not fitted on: K-fold cross-validation over the tuning corpus.
+"""Measure the learned router on held-out rows only: never on the rows it was trained on.
 
-    python tests/routing/crossval.py                    # fit on K-1 folds, judge the held-out fold
-    python tests/routing/crossval.py --shipped          # the shipped weights on every row (nothing is fitted)
-    python tests/routing/crossval.py --over 2 --prior 0.05 --margin 2   # a variant of the fit (see train.py)
-    python tests/routing/crossval.py --groups           # leave one author group out: fit on two, judge the third
-    python tests/routing/crossval.py --groups --shipped # the shipped weights, each author group on its own
+    python tests/routing/crossval.py                 # leave one labelling panel out, leave one writer group out
+    python tests/routing/crossval.py --curve         # ... and the learning curve (accuracy against training rows)
+    python tests/routing/crossval.py --sweep         # ... and the cost knob (THINKING_ESCALATION) curve
+    python tests/routing/crossval.py --json FILE     # all of it as JSON
 
-Leave-one-author-group-out (rounds 4-6): the rows come from groups of writers (train.GROUPS: A = tuning.jsonl and
-retired-frozen.jsonl, one author; B = tuning-extra.jsonl; C, D, E = retired-frozen-3/-4/-5.jsonl, the writers of
-the frozen parts of rounds 3, 4 and 5).
-Fitting on the other groups and judging one measures how far the fit carries to another author's style, which
-the random folds cannot (every fold holds rows of every author). Hand-written changes (terms, reading rules) are
-judged by each group's own figures, preferring changes that help a group they were not derived from.
-
-Folds are stratified by language (each language's rows shuffled with a fixed seed and dealt round-robin), the whole is
-repeated with other seeds, and each held-out fold is routed with the weights fitted on the others (train.fit) through
-`thinking_hats.routing.router.route`, judged by `evaluation.Judged` (the rule of `thinking-hats route --eval`). The
-figures are pooled over all held-out rows of all repeats: per language, overall, above the labels, and for the rows of
-each file on its own (retired-frozen.jsonl: rounds 1-2's frozen part, whose wording the term tables were never written
-from).
-
-The held-out figure measures the fitted weights only: the term tables and the structure rules were written while
-reading the tuning rows, and are the same in every fold, so any figure here is an upper bound on unseen thoughts.
-Only train.FILES are read (the six tuning files; never the frozen part, frozen.jsonl).
+Rows are train.py's (every training row with three blind labels and a consensus; the frozen part is never read).
+A labelling panel is a set of labellers who label rows together (A-D on retired-frozen-8, P-R on retired-frozen-9);
+a writer group is a file. For each group, a model is trained on every other group and judged on it as
+`thinking-hats route --eval` judges: right (strategy in the consensus and every hat two labellers require among the
+hats run), under, over, the required hat present, the model calls against the cheapest consensus strategy's; and
+beside it always-single and always-double on the same rows.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import json
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent.parent / "src"))
+sys.path.insert(0, str(HERE))
 
-from train import FILES, GROUPS, THRESHOLDS, Options, fit, rows_of  # noqa: E402
+import train  # noqa: E402
 
-from thinking_hats.routing.evaluation import Judged, Labelled, load  # noqa: E402
-from thinking_hats.routing.router import WEIGHTS, Weights, route  # noqa: E402
-from thinking_hats.routing.terms import LANGUAGES  # noqa: E402
+from thinking_hats.routing.model import LEVELS, Model, Scores  # noqa: E402
+from thinking_hats.routing.router import DEFAULT_ESCALATION, STRATEGIES, decide, hats_for  # noqa: E402
 
-
-def folds(rows: Sequence[Labelled], k: int, seed: int) -> list[list[int]]:
-    """Row indexes per fold, each language spread evenly over the folds."""
-    by_lang: dict[str, list[int]] = defaultdict(list)
-    for i, row in enumerate(rows):
-        by_lang[row.lang].append(i)
-    dealt: list[list[int]] = [[] for _ in range(k)]
-    offset = 0
-    for lang in sorted(by_lang):
-        indexes = by_lang[lang]
-        random.Random(f"{seed}-{lang}").shuffle(indexes)
-        for n, i in enumerate(indexes):
-            dealt[(n + offset) % k].append(i)
-        offset += len(indexes)  # so that the folds come out of equal size
-    return dealt
+CALLS = [STRATEGIES[s].calls for s in LEVELS]
+KNOB = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 
 
-def judge(rows: Sequence[Labelled], weights: Weights) -> list[Judged]:
-    return [Judged(row, route(row.context(), THRESHOLDS, weights=weights)) for row in rows]
+def judge(rows: Sequence[train.Example], chosen: Sequence[tuple[int, tuple[str, ...]]]) -> dict[str, Any]:
+    """Right / under / over / required hat present / cost of `chosen` (a step and hats per row)."""
+    right = under = over = need_hat = hat_present = calls = cheapest = 0
+    by_lang: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for ex, (level, hats) in zip(rows, chosen, strict=True):
+        accept = [LEVELS.index(s) for s in ex.row.accept]
+        hat = ex.row.hat
+        present = hat is None or hat in hats
+        ok = level in accept and present
+        right += ok
+        under += level < accept[0]
+        over += level > accept[-1]
+        need_hat += hat is not None
+        hat_present += hat is not None and hat in hats
+        calls += CALLS[level]
+        cheapest += CALLS[accept[0]]
+        by_lang[ex.row.lang][0] += ok
+        by_lang[ex.row.lang][1] += 1
+        by_kind[ex.row.kind or "-"][0] += ok
+        by_kind[ex.row.kind or "-"][1] += 1
+    n = len(rows) or 1
+    return {
+        "rows": len(rows),
+        "right": round(right / n, 4),
+        "under": round(under / n, 4),
+        "over": round(over / n, 4),
+        "hatPresent": round(hat_present / need_hat, 4) if need_hat else None,
+        "cost": round(calls / cheapest, 3) if cheapest else None,
+        "languages": {lang: round(r / t, 4) for lang, (r, t) in sorted(by_lang.items())},
+        "kinds": {kind: [round(r / t, 4), t] for kind, (r, t) in sorted(by_kind.items())},
+    }
 
 
-def summary(judged: Sequence[Judged], origin: dict[str, str]) -> dict[str, float]:
-    def share(part: Sequence[Judged], test: str = "agrees") -> float:
-        return sum(getattr(j, test) for j in part) / len(part) if part else 0.0
-
-    figures = {lang: share([j for j in judged if j.row.lang == lang]) for lang in LANGUAGES}
-    figures["overall"] = share(judged)
-    figures["above"] = share(judged, "over")
-    figures["below"] = share(judged, "under")
-    figures["hat"] = share(judged, "hat_missed")
-    figures["rows"] = float(len(judged))
-    for name in FILES:
-        figures[name] = share([j for j in judged if origin[j.row.id] == name])
-    return figures
+def routes(scores: Sequence[Scores], escalation: float) -> list[tuple[int, tuple[str, ...]]]:
+    chosen = []
+    for s in scores:
+        level = decide(s, escalation)
+        chosen.append((level, hats_for(s, LEVELS[level])))
+    return chosen
 
 
-def show(title: str, figures: dict[str, float], files: bool = True) -> None:
-    cells = "  ".join(f"{lang} {figures[lang] * 100:5.1f}" for lang in LANGUAGES)
-    print(
-        f"{title:<34} {cells}  | overall {figures['overall'] * 100:5.1f}  above {figures['above'] * 100:4.1f}  "
-        f"below {figures['below'] * 100:4.1f}  hat {figures['hat'] * 100:4.1f}  "
-        + ("  ".join(f"{name.removesuffix('.jsonl')} {figures[name] * 100:5.1f}" for name in FILES) if files else "")
-    )
+def constant(rows: Sequence[train.Example], level: int) -> list[tuple[int, tuple[str, ...]]]:
+    """Always one strategy, with the hat the labellers require where it has room for one (a generous baseline)."""
+    size = STRATEGIES[LEVELS[level]].hats
+    return [
+        (level, (ex.row.hat or "factual",) * min(size, 1) + ("critical", "optimistic", "creative")[: size - 1])
+        for ex in rows
+    ]
 
 
-def by_group(
-    rows: Sequence[Labelled], origin: dict[str, str], shipped: bool, options: Options
-) -> dict[str, list[Judged]]:
-    """Each author group's rows, routed with the shipped weights or with weights fitted on the other groups."""
-    group_of = {name: group for group, names in GROUPS.items() for name in names}
-    readings = rows_of(rows) if not shipped else []
-    judged: dict[str, list[Judged]] = {}
-    for group in GROUPS:
-        inside = [i for i, row in enumerate(rows) if group_of[origin[row.id]] == group]
-        if shipped:
-            weights = WEIGHTS
-        else:
-            chosen = set(inside)
-            weights = fit([readings[i] for i in range(len(rows)) if i not in chosen], options)
-        judged[group] = judge([rows[i] for i in inside], weights)
-    return judged
+def score_all(model: Model, rows: Sequence[train.Example]) -> list[Scores]:
+    return [model.scores(ex.features) for ex in rows]
 
 
-def main() -> int:
+def group_of(ex: train.Example, by: str) -> str:
+    return ex.panel if by == "panel" else ex.file
+
+
+def held_out(
+    rows: Sequence[train.Example],
+    by: str,
+    escalation: float = DEFAULT_ESCALATION,
+    settings: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Leave one group out (`by`: panel or file): each group judged by a model trained on the others; with fewer
+    than two groups there is nothing to hold out (an empty result)."""
+    groups = sorted({group_of(ex, by) for ex in rows})
+    result: dict[str, Any] = {}
+    for group in groups if len(groups) > 1 else ():
+        test = [ex for ex in rows if group_of(ex, by) == group]
+        model = train.fit([ex for ex in rows if group_of(ex, by) != group], settings or train.SETTINGS)
+        result[group] = {
+            "router": judge(test, routes(score_all(model, test), escalation)),
+            "alwaysSingle": judge(test, constant(test, 0)),
+            "alwaysDouble": judge(test, constant(test, 1)),
+        }
+    return result
+
+
+def sweep(rows: Sequence[train.Example], by: str) -> dict[str, Any]:
+    """The cost knob: right / under / over / cost per THINKING_ESCALATION, pooled over the held-out groups."""
+    pooled_rows: list[train.Example] = []
+    pooled: list[Scores] = []
+    for group in sorted({group_of(ex, by) for ex in rows}):
+        test = [ex for ex in rows if group_of(ex, by) == group]
+        model = train.fit([ex for ex in rows if group_of(ex, by) != group])
+        pooled_rows += test
+        pooled += score_all(model, test)
+    return {f"{knob:g}": judge(pooled_rows, routes(pooled, knob)) for knob in KNOB}
+
+
+def curve(rows: Sequence[train.Example], by: str) -> dict[str, Any]:
+    """Accuracy on each held-out group against how many training rows the model had (a deterministic subsample:
+    every k-th row of the other groups)."""
+    result: dict[str, Any] = {}
+    for group in sorted({group_of(ex, by) for ex in rows}):
+        test = [ex for ex in rows if group_of(ex, by) == group]
+        others = [ex for ex in rows if group_of(ex, by) != group]
+        points = {}
+        for share in (0.125, 0.25, 0.5, 1.0):
+            step = round(1 / share)
+            subset = others[::step]
+            model = train.fit(subset)
+            points[len(subset)] = judge(test, routes(score_all(model, test), DEFAULT_ESCALATION))["right"]
+        result[group] = points
+    return result
+
+
+def table(title: str, results: dict[str, Any]) -> str:
+    lines = [
+        title,
+        f"{'held out':<24}{'rows':>6}{'right':>8}{'under':>8}{'over':>8}{'hat':>8}{'cost':>7}  single  double",
+    ]
+    for group, r in results.items():
+        m = r["router"]
+        lines.append(
+            f"{group:<24}{m['rows']:>6}{m['right']:>8.1%}{m['under']:>8.1%}{m['over']:>8.1%}"
+            f"{(m['hatPresent'] or 0):>8.1%}{m['cost']:>7.2f}  {r['alwaysSingle']['right']:>6.1%}  "
+            f"{r['alwaysDouble']['right']:>6.1%}"
+        )
+        lines.append(f"{'':<24}" + "  ".join(f"{lang} {v:.1%}" for lang, v in m["languages"].items()))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--shipped", action="store_true", help="judge the shipped weights on every row, no fit")
-    parser.add_argument("-k", type=int, default=5, help="folds (default 5)")
-    parser.add_argument("--repeats", type=int, default=3, help="repeats with other seeds (default 3)")
-    parser.add_argument("--over", type=float, default=Options.over)
-    parser.add_argument("--margin", type=float, default=Options.margin)
-    parser.add_argument("--prior", type=float, default=Options.prior)
-    parser.add_argument("--ramp", type=float, default=Options.ramp)
-    parser.add_argument("--miss", type=float, default=Options.miss)
-    parser.add_argument("--flat", action="store_true", help="fit flat points per unit (first = each)")
-    parser.add_argument("--train", action="store_true", help="also print the training fit on all rows")
-    parser.add_argument("--groups", action="store_true", help="leave one author group out (see GROUPS)")
-    args = parser.parse_args()
-
-    origin: dict[str, str] = {}
-    rows: list[Labelled] = []
-    for name in FILES:
-        for row in load(HERE / name):
-            origin[row.id] = name
-            rows.append(row)
-    options = Options(
-        over=args.over, margin=args.margin, prior=args.prior, ramp=args.ramp, miss=args.miss, flat=args.flat
-    )
-    if args.groups:
-        judged = by_group(rows, origin, args.shipped, options)
-        how = "shipped weights" if args.shipped else "fitted on the other two"
-        for group, part in judged.items():
-            show(f"{group} ({len(part)} rows), {how}", summary(part, origin), files=False)
-        show(f"all groups, {how}", summary([j for part in judged.values() for j in part], origin), files=False)
-        return 0
-    if args.shipped:
-        show("shipped weights, all rows", summary(judge(rows, WEIGHTS), origin))
-        return 0
-
-    readings = rows_of(rows)
-    held_out: list[Judged] = []
-    for seed in range(args.repeats):
-        for fold in folds(rows, args.k, seed):
-            inside = set(fold)
-            weights = fit([readings[i] for i in range(len(rows)) if i not in inside], options)
-            held_out += judge([rows[i] for i in fold], weights)
-    label = f"CV {args.k}x{args.repeats} " + " ".join(f"{k}={v:g}" for k, v in vars(options).items() if k != "sweeps")
-    show(label, summary(held_out, origin))
-    if args.train:
-        show("  training fit, all rows", summary(judge(rows, fit(readings, options)), origin))
+    parser.add_argument("--curve", action="store_true", help="learning curve per held-out panel")
+    parser.add_argument("--sweep", action="store_true", help="the THINKING_ESCALATION curve, panels held out")
+    parser.add_argument("--json", type=Path, help="write every figure to this file")
+    args = parser.parse_args(argv)
+    rows = train.examples()
+    figures: dict[str, Any] = {"rows": len(rows), "panel": held_out(rows, "panel"), "file": held_out(rows, "file")}
+    print(table("leave one labelling panel out", figures["panel"]))
+    print()
+    print(table("leave one writer group (file) out", figures["file"]))
+    if args.sweep:
+        figures["sweep"] = sweep(rows, "panel")
+        print("\nTHINKING_ESCALATION (panels held out, pooled)")
+        for knob, m in figures["sweep"].items():
+            print(
+                f"  {knob:<5} right {m['right']:.1%}  under {m['under']:.1%}  over {m['over']:.1%}  "
+                f"cost {m['cost']:.2f}"
+            )
+    if args.curve:
+        figures["curve"] = curve(rows, "panel")
+        print("\nlearning curve (training rows: right on the held-out panel)")
+        for group, points in figures["curve"].items():
+            print(f"  {group}: " + ", ".join(f"{n}: {v:.1%}" for n, v in points.items()))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return 0
 
 

@@ -2,13 +2,14 @@
 
     python tests/routing/split.py
 
-The split is by authorship, not by hash: frozen.jsonl holds round 9's frozen part (ids `f9-`), written during
-round 9 by seven writers who never saw the router, labelled by three blind labellers, never read while tuning, and
-evaluated once with the router frozen at the end of round 9. The rows the router was tuned on are tuning data:
-tuning.jsonl, tuning-extra.jsonl, retired-frozen.jsonl (the frozen part of rounds 1 and 2) and
-retired-frozen-3.jsonl to -8.jsonl (the frozen parts of rounds 3 to 8, ids `f3-` to `f8-`, each tuned on in the next
-round). Nothing is rewritten here: rows never move into the frozen part, and a later round needs a fresh frozen
-part of its own.
+The split is by authorship, not by hash: frozen.jsonl holds round 10's frozen part (ids `f10-`), written by writers
+new to the project, labelled by three blind labellers, never read while training, and evaluated once with the model
+frozen at the end of round 10. Every other file is training data (TRAINING): tuning.jsonl, tuning-extra.jsonl,
+tuning-monologue.jsonl, retired-frozen.jsonl (the frozen part of rounds 1 and 2), retired-frozen-3.jsonl to -9.jsonl
+(the frozen parts of rounds 3 to 9, ids `f3-` to `f9-`, each trained or tuned on in the next round) and any further
+`*.jsonl` file added here (relabels.jsonl, a file of extra labels for agreement.py, excepted).
+Nothing is rewritten here: rows never move into the frozen part, and a later round needs a fresh frozen part of its
+own.
 Prints the counts, or the problems found (exit status 1).
 """
 
@@ -30,9 +31,20 @@ TUNING = (
     "retired-frozen-6.jsonl",
     "retired-frozen-7.jsonl",
     "retired-frozen-8.jsonl",
+    "retired-frozen-9.jsonl",
 )
 FROZEN = "frozen.jsonl"
-FROZEN_PREFIX = "f9-"
+FROZEN_PREFIX = "f10-"
+NOT_ROWS = ("relabels.jsonl",)  # labels of other files' rows, not thoughts
+
+
+def training(directory: Path = HERE) -> tuple[str, ...]:
+    """The training files: every corpus file but the frozen part (TUNING first, then the others by name)."""
+    extra = sorted(p.name for p in directory.glob("*.jsonl") if p.name not in (*TUNING, FROZEN, *NOT_ROWS))
+    return (*TUNING, *extra)
+
+
+TRAINING = training()
 # Earlier rounds' frozen parts keep their id prefixes in the file they were retired to, and only there.
 RETIRED_PREFIXES = {
     "f3-": "retired-frozen-3.jsonl",
@@ -41,6 +53,7 @@ RETIRED_PREFIXES = {
     "f6-": "retired-frozen-6.jsonl",
     "f7-": "retired-frozen-7.jsonl",
     "f8-": "retired-frozen-8.jsonl",
+    "f9-": "retired-frozen-9.jsonl",
 }
 LANGS = ("en", "de", "es", "fr", "pt", "zh", "ja")
 DOMAINS = ("software", "operations", "medicine", "business", "people", "research", "law", "education")
@@ -81,10 +94,11 @@ Row = dict[str, Any]
 
 
 def read(directory: Path = HERE) -> dict[str, list[Row]]:
-    """Every corpus file's rows, by file name (tuning files first, then the frozen part)."""
+    """Every corpus file's rows, by file name (training files first, then the frozen part once it exists)."""
+    names = [*training(directory), *([FROZEN] if (directory / FROZEN).exists() else [])]
     return {
         name: [json.loads(line) for line in (directory / name).read_text(encoding="utf-8").splitlines() if line]
-        for name in (*TUNING, FROZEN)
+        for name in names
     }
 
 
@@ -181,7 +195,8 @@ def counts(corpus: dict[str, list[Row]]) -> str:
             + " ".join(f"{s} {cheapest_of[s]}" for s in (*STRATEGIES, "contested") if s in STRATEGIES or cheapest_of[s])
         )
     total = sum(len(part) for part in corpus.values())
-    lines.append(f"{'all':<22} {total:4}  frozen {len(corpus[FROZEN])} ({len(corpus[FROZEN]) / total:.1%})")
+    frozen = len(corpus.get(FROZEN, ()))
+    lines.append(f"{'all':<22} {total:4}  frozen {frozen} ({frozen / total:.1%})")
     return "\n".join(lines)
 
 
@@ -192,7 +207,7 @@ def main() -> int:
             check(row)
     print(counts(corpus))
     problems = shape_problems(corpus)
-    print("\n".join(problems) or "shape: as issues 9 and 17 ask")
+    print("\n".join(problems) or "shape: as issues 9, 17 and 23 ask")
     return 1 if problems else 0
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ class Label:
 
     accept: tuple[str, ...]
     hat: Hat | None = None
+    labeller: str | None = None  # who gave it, where the file says (a blind label's letter)
 
 
 def quorum(labels: int) -> int:
@@ -154,7 +155,8 @@ def _label(raw: object, where: str) -> Label:
     hat = raw.get("hat")
     if hat is not None and hat not in HATS:
         raise LabelError(f"{where}: field 'hat' names {hat!r}; choose from {', '.join(HATS)}")
-    return Label(accept=tuple(ORDER[r] for r in ranks), hat=hat)
+    labeller = raw.get("labeller")
+    return Label(accept=tuple(ORDER[r] for r in ranks), hat=hat, labeller=None if labeller is None else str(labeller))
 
 
 def load(path: Path) -> list[Labelled]:
@@ -249,7 +251,7 @@ class Tally:
 @dataclass
 class Report:
     judged: list[Judged]
-    thresholds: tuple[int, int, int]
+    escalation: float
     total: Tally = field(default_factory=Tally)
     languages: dict[str, Tally] = field(default_factory=dict)
     kinds: dict[str, Tally] = field(default_factory=dict)
@@ -318,12 +320,33 @@ class Report:
             return None
         return {"pairs": pairs, "overlap": _share(overlapping, pairs), "inConsensus": _share(in_consensus, own)}
 
+    def baselines(self) -> dict[str, dict[str, float]]:
+        """Always one strategy on the same rows, with the hat the labellers require where it has room for one (a
+        generous constant): what the router is measured beside."""
+        result: dict[str, dict[str, float]] = {}
+        counted = self.counted
+        for strategy in ("single", "double"):
+            tally = Tally()
+            calls = sum(_calls(strategy) for _ in counted)
+            for j in counted:
+                hats: tuple[Hat, ...] = (j.row.hat or "factual",) if j.row.hat else ()
+                tally.add(Judged(j.row, replace(j.route, strategy=strategy, hats=hats or j.route.hats)))
+            cheapest = sum(_calls(j.row.accept[0]) for j in counted)
+            result[strategy] = {
+                "right": _share(tally.right, tally.rows),
+                "under": _share(tally.under, tally.rows),
+                "over": _share(tally.over, tally.rows),
+                "vsCheapest": round(calls / cheapest, 3) if cheapest else 0.0,
+            }
+        return result
+
     def as_json(self) -> dict[str, Any]:
         return {
             "thoughts": len(self.judged),
             "counted": self.total.rows,
             "contested": self.contested,
-            "thresholds": list(self.thresholds),
+            "escalation": self.escalation,
+            "baselines": self.baselines(),
             "agreement": self.agreement,
             "languages": {lang: tally.as_json() for lang, tally in self.languages.items()},
             "kinds": {kind: tally.as_json() for kind, tally in self.kinds.items()},
@@ -353,8 +376,8 @@ def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
-def evaluate(rows: Sequence[Labelled], thresholds: tuple[int, int, int]) -> Report:
-    report = Report([Judged(row, route(row.context(), thresholds)) for row in rows], thresholds)
+def evaluate(rows: Sequence[Labelled], escalation: float) -> Report:
+    report = Report([Judged(row, route(row.context(), escalation)) for row in rows], escalation)
     for judged in report.judged:
         report.total.add(judged)
         report.languages.setdefault(judged.row.lang, Tally()).add(judged)
@@ -388,7 +411,7 @@ def format_report(report: Report, source: str, misses: bool = False) -> str:
     cost = report.cost()
     lines = [
         f"{source}: {len(report.judged)} labelled thoughts ({report.contested} contested, reported apart), "
-        f"THINKING_THRESHOLDS={','.join(map(str, report.thresholds))}",
+        f"THINKING_ESCALATION={report.escalation:g}",
         "",
         *_table("language", report.languages, report.total),
     ]
@@ -401,6 +424,11 @@ def format_report(report: Report, source: str, misses: bool = False) -> str:
         f"model calls: {cost['calls']} chosen, {cost['vsCheapest']}x the cheapest consensus strategy's "
         f"({cost['cheapestCalls']}), {cost['vsDearest']}x the dearest's ({cost['dearestCalls']})",
     ]
+    for name, base in report.baselines().items():
+        lines.append(
+            f"always {name} on the same rows: right {_percent(base['right'])}, under {_percent(base['under'])}, "
+            f"over {_percent(base['over'])}, {base['vsCheapest']}x the cheapest consensus strategy's calls"
+        )
     agreement = report.labellers()
     if agreement is not None:
         lines.append(
@@ -429,7 +457,7 @@ def format_report(report: Report, source: str, misses: bool = False) -> str:
 
 
 def format_route(chosen: Route) -> str:
-    lines = [f"score {chosen.score:g}", ""]
+    lines = [f"score {chosen.score:g} (the expected strategy: 0 single, 33.3 double, 66.7 triple, 100 full)", ""]
     width = max((len(f.name) for f in chosen.factors), default=0)
     lines += [f"  {f.name:<{width}}  {f.points:>5g}  {f.detail}" for f in chosen.factors] or ["  (no factor)"]
     merged = " (merged in code)" if chosen.merged else ""
@@ -455,19 +483,19 @@ def route_json(chosen: Route) -> dict[str, Any]:
 
 
 def route_command(settings: Settings, thought: str | None, labelled: Path | None, as_json: bool, misses: bool) -> str:
-    """What `thinking-hats route` prints (THINKING_THRESHOLDS and THINKING_SYNTHESIS apply); LabelError if it can't."""
+    """What `thinking-hats route` prints (THINKING_ESCALATION and THINKING_SYNTHESIS apply); LabelError if it can't."""
     if (thought is None) == (labelled is None):
         raise LabelError('give a thought to route, or --eval FILE (not both): thinking-hats route "..."')
-    thresholds = settings.router_thresholds()
+    escalation = settings.thinking_escalation
     if labelled is not None:
-        report = evaluate(load(labelled), thresholds)
+        report = evaluate(load(labelled), escalation)
         if as_json:
             return json.dumps(report.as_json(), indent=2, ensure_ascii=False) + "\n"
         return format_report(report, str(labelled), misses)
     assert thought is not None
     if not thought.strip():
         raise LabelError("the thought to route is empty")
-    chosen = route(ThoughtContext(thought=thought, thought_number=1, total_thoughts=1), thresholds)
+    chosen = route(ThoughtContext(thought=thought, thought_number=1, total_thoughts=1), escalation)
     chosen = chosen.with_synthesis(settings.thinking_synthesis)
     if as_json:
         return json.dumps(route_json(chosen), indent=2, ensure_ascii=False) + "\n"
