@@ -131,14 +131,22 @@ async def test_a_v1_store_opens_with_its_sessions_under_the_local_principal_and_
     assert session.meta == {"hint_shown": True}
     assert [(e.seq, e.data["thought"]) for e in entries] == [(n, text) for n, text, _ in PLAN]
     assert all(e.reply["reply"]["thoughtHistoryLength"] == e.seq for e in entries)
-    assert version == 3
+    assert version == 4
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
-        assert raw.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
+        assert raw.execute("SELECT version FROM schema_version").fetchall() == [(4,)]
         tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     # no v1 leftovers
-    assert tables == {"schema_version", "sessions", "entries", "evictions", "defaults", "principal_usage"}
+    assert tables == {
+        "schema_version",
+        "sessions",
+        "entries",
+        "evictions",
+        "defaults",
+        "principal_usage",
+        "reservations",
+    }
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
@@ -168,7 +176,7 @@ async def test_a_v2_store_gains_the_usage_table_and_keeps_its_sessions(
         usage = await store.usage()
     finally:
         await store.close()
-    assert version == 3 and kept is not None and len(kept[1]) == 1
+    assert version == 4 and kept is not None and len(kept[1]) == 1
     assert [(u.principal, u.calls, u.thoughts) for u in usage] == [(LOCAL, 1, 1)]
 
 
@@ -221,8 +229,8 @@ async def test_a_store_with_a_newer_schema_is_refused_with_what_to_do(
     )
     store = await open_store(*where)
     async with store.backend.transaction(write=True) as tx:
-        await tx.run("UPDATE schema_version SET version = 4")
+        await tx.run("UPDATE schema_version SET version = 5")
     await store.close()
 
-    with pytest.raises(StoreError, match=r"schema version 4, newer than this thinking-hats understands.*upgrade"):
+    with pytest.raises(StoreError, match=r"schema version 5, newer than this thinking-hats understands.*upgrade"):
         await open_store(*where)

@@ -420,9 +420,9 @@ async def test_the_store_records_its_schema_version(store: Store) -> None:
     async with store.backend.transaction(write=False) as tx:
         rows = await tx.rows("SELECT version FROM schema_version")
 
-    assert rows == [(3,)]
-    assert (await store.ping())["schema"] == 3
-    assert (await store.health())["schema"] == 3
+    assert rows == [(4,)]
+    assert (await store.ping())["schema"] == 4
+    assert (await store.health())["schema"] == 4
 
 
 async def test_concurrent_commits_from_several_stores_to_one_new_session_all_land_once(stores: Opener) -> None:

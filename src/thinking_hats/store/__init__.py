@@ -25,7 +25,7 @@ from time import perf_counter  # not through `time`: the tests move that clock
 from typing import Any, Protocol
 
 from ..errors import InvalidThought, StoreError
-from ..limits import Spent, day_of, minute_of
+from ..limits import Hold, Limit, Refusal, Spent, day_of, minute_of, over
 from ..metrics import current as metrics
 from ..tracing import current as tracer
 
@@ -186,6 +186,7 @@ class Tx(Protocol):
     async def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
     async def run(self, sql: str, params: Sequence[Any] = ()) -> int: ...
     async def many(self, sql: str, params: Sequence[Sequence[Any]]) -> None: ...
+    async def now(self) -> float: ...  # the store's clock: limits count its minutes and days, not a replica's
 
 
 class Backend(Protocol):
@@ -514,10 +515,61 @@ class Store:
             )
         return len(victims)
 
-    async def charge(self, principal: str, charge: Charge) -> None:
-        """Add what was spent outside any recorded thought (one abandoned mid-analysis) to the principal's day."""
+    async def charge(self, principal: str, charge: Charge, reservation: str | None = None) -> None:
+        """Add what model calls spent to the principal's day, in a transaction of its own (so the charge stands
+        whatever then happens to the thought), and give back that much of the thought's reservation."""
         async with self._transaction("charge", write=True) as tx:
-            await _charge(tx, principal, charge, time.time(), thought=False)
+            await _charge(tx, principal, charge, await tx.now(), thought=False)
+            if reservation is not None:
+                tokens = charge.input_tokens + charge.output_tokens
+                await tx.run(
+                    "UPDATE reservations SET tokens = CASE WHEN tokens > ? THEN tokens - ? ELSE 0 END,"
+                    " calls = CASE WHEN calls > ? THEN calls - ? ELSE 0 END WHERE id = ?",
+                    (tokens, tokens, charge.calls, charge.calls, reservation),
+                )
+
+    async def reserve(self, principal: str, limit: Limit, wanted: Hold, hold_s: float) -> str | Refusal:
+        """Hold `wanted` against the principal's limits for at most `hold_s` seconds: the reservation's id, or the
+        limit it would go past. Atomic on every backend: the upsert of the principal's row of the day takes its
+        lock (PostgreSQL; SQLite's write lock is the database's), so reservations of one principal are decided
+        one after another, each seeing what was spent and what the others hold."""
+        async with self._transaction("reserve", write=True) as tx:
+            now = await tx.now()
+            day = day_of(now)
+            await tx.run(
+                "INSERT INTO principal_usage(principal, day) VALUES (?, ?)"
+                " ON CONFLICT (principal, day) DO UPDATE SET minute = principal_usage.minute",
+                (principal, day),
+            )
+            row = (
+                await tx.rows(
+                    "SELECT input_tokens + output_tokens, minute, minute_calls FROM principal_usage"
+                    " WHERE principal = ? AND day = ?",
+                    (principal, day),
+                )
+            )[0]
+            await tx.run("DELETE FROM reservations WHERE principal = ? AND expires < ?", (principal, now))
+            held_row = (
+                await tx.rows(
+                    "SELECT coalesce(sum(tokens), 0), coalesce(sum(calls), 0) FROM reservations WHERE principal = ?",
+                    (principal,),
+                )
+            )[0]
+            spent = Spent(day, int(row[0]), int(row[1]), int(row[2]))
+            refusal = over(principal, limit, spent, Hold(int(held_row[0]), int(held_row[1])), wanted, now)
+            if refusal is not None:
+                return refusal
+            reservation = uuid.uuid4().hex
+            await tx.run(
+                "INSERT INTO reservations(id, principal, tokens, calls, expires) VALUES (?, ?, ?, ?, ?)",
+                (reservation, principal, wanted.tokens, wanted.calls, now + hold_s),
+            )
+        return reservation
+
+    async def release(self, reservation: str) -> None:
+        """Give back what is left of a reservation: its thought has ended and its calls are charged."""
+        async with self._transaction("release", write=True) as tx:
+            await tx.run("DELETE FROM reservations WHERE id = ?", (reservation,))
 
     async def usage(
         self, principal: str | None = None, since: str | None = None, until: str | None = None

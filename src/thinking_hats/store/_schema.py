@@ -4,13 +4,14 @@ Version 1 is the single-user SQLite layout (no principals; a thought row written
 keys everything by principal, writes a thought and its reply in one row, and remembers evictions and the
 default session of each connection. Version 3 adds what each principal spent per UTC day (tokens, model calls,
 thoughts, refusals, and the calls of the current minute), for limits and `thinking-hats usage`; its table is
-created where missing, so 2 -> 3 needs nothing else. A store never runs code older than its schema: a newer
-version is refused.
+created where missing, so 2 -> 3 needs nothing else. Version 4 adds the reservations that thoughts in flight hold
+against their principal's limits (also a new table, so 3 -> 4 needs nothing else either). A store never runs
+code older than its schema: a newer version is refused.
 """
 
 from __future__ import annotations
 
-VERSION = 3
+VERSION = 4
 
 # Written once per dialect: SQLite has REAL/INTEGER, PostgreSQL DOUBLE PRECISION/BIGINT; the rest is the same.
 _TABLES = """
@@ -69,6 +70,14 @@ CREATE TABLE IF NOT EXISTS principal_usage (
     minute_calls  {int} NOT NULL DEFAULT 0,
     PRIMARY KEY (principal, day)
 );
+CREATE TABLE IF NOT EXISTS reservations (
+    id        TEXT NOT NULL PRIMARY KEY,
+    principal TEXT NOT NULL,
+    tokens    {int} NOT NULL,
+    calls     {int} NOT NULL,
+    expires   {real} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS reservations_by_principal ON reservations(principal);
 """
 
 SQLITE_TABLES = _TABLES.format(real="REAL", int="INTEGER")

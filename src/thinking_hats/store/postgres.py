@@ -46,6 +46,12 @@ class _PostgresTx:
         async with self._conn.cursor() as cur:
             await cur.executemany(_sql(sql), params)
 
+    async def now(self) -> float:
+        # The database's clock, not this replica's: every replica counts the same minute and day.
+        cur = await self._conn.execute("SELECT extract(epoch FROM clock_timestamp())::float8")
+        row = await cur.fetchone()
+        return float(row[0])
+
 
 class PostgresBackend:
     name = "postgresql"
