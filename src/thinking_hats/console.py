@@ -10,6 +10,7 @@ from . import tracing
 from .analysis import Outcome, ProgressFn, ThoughtContext
 from .augmenter import build_augmenter
 from .config import Settings
+from .ledger import drain
 from .store import LOCAL, Caller, open_store
 from .terminal import json_text, printable
 from .thoughts import Augmenter, Thinking, ThoughtInput
@@ -86,6 +87,7 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
     finally:
         if augmenter is not None:
             await augmenter.aclose()
+        await drain()  # a thought stopped by Ctrl-C: the calls it made are charged before the store closes
         await store.close()
         tracing.current().shutdown()  # sends the spans still queued
         tracing.install(None)

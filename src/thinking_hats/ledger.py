@@ -13,6 +13,7 @@ HTTP error) are not charged: providers do not bill them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable
 from contextvars import ContextVar
@@ -31,7 +32,8 @@ log = logging.getLogger("thinking_hats")
 
 _BYTES_PER_TOKEN = 3
 _MESSAGE_OVERHEAD = 8  # tokens a chat format adds around each message (role markers, separators)
-_WRITE_ATTEMPTS = 3  # a charge that meets a store blip is tried again, with a short pause, before it is logged lost
+_WRITE_ATTEMPTS = 8  # a charge that meets a store blip is tried again (pauses of 0.1 s doubling to 5 s, ~11 s in
+# all, besides each attempt's own lock wait) before it is logged as lost
 # Charges being written, kept here so that no task is collected before it ends (the thought may be long gone).
 _writing: set[asyncio.Task[None]] = set()
 
@@ -106,7 +108,7 @@ class Ledger:
                         exc_info=True,
                     )  # fmt: skip
                     return
-                await asyncio.sleep(0.1 * attempt)
+                await asyncio.sleep(min(5.0, 0.1 * 2 ** (attempt - 1)))
 
     def _written(self, task: asyncio.Task[None]) -> None:
         self._pending.discard(task)
@@ -127,19 +129,17 @@ class Ledger:
 
     async def run(self, analysis: Awaitable[Outcome]) -> Outcome | Refusal:
         """Run a thought's analysis on this account: its outcome, or the limit that kept it from the models. The
-        account is settled before this returns; if the thought is cancelled, in a task of its own."""
+        account is settled by a task of its own, however the analysis ends: the thought goes on to save at once,
+        never waiting on its charges (a store that is locked or blipping must not hold the reply), and the
+        reservation is given back only once they are written, so what is held never dips below what is owed."""
         token = current_ledger.set(self)
         try:
-            outcome = await analysis
+            return await analysis
         except Refused as refused:
             return refused.refusal
-        except BaseException:
-            self._settling()
-            raise
         finally:
             current_ledger.reset(token)
-        await asyncio.shield(self._settling())
-        return outcome
+            self._settling()
 
     def _settling(self) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(self.settle())
@@ -156,7 +156,13 @@ def hold_seconds(deadline_s: float) -> float:
     return 2 * deadline_s + 60
 
 
-async def drain() -> None:
-    """Wait for every charge still being written (at shutdown, and in tests)."""
-    while _writing:
-        await asyncio.gather(*list(_writing), return_exceptions=True)
+async def drain(seconds: float = 30.0) -> None:
+    """Wait for every charge and settlement still being written, before the store closes (at shutdown, after a
+    Ctrl-C): a call abandoned a moment ago is still charged. Bounded: a store that stays down is not waited for
+    past `seconds` (what is lost is logged)."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            while _writing:
+                await asyncio.gather(*list(_writing), return_exceptions=True)
+    if _writing:
+        log.error("%d model-call charges were still being written at shutdown and are lost", len(_writing))
