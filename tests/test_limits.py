@@ -361,3 +361,18 @@ async def test_a_thought_abandoned_mid_model_call_still_counts_its_calls_against
     assert after.structured_content["limitReached"]["limit"] == "THINKING_PRINCIPAL_CALLS_PER_MINUTE"
     [row] = await usage_rows(settings)
     assert (row.calls, row.thoughts, row.refusals) == (2, 1, 1)
+
+
+async def test_a_retry_that_would_pass_the_limit_is_not_made(openai_llm: FakeLLM, tmp_path: Path) -> None:
+    text = "Is the queue or the consumer the bottleneck?"
+    allowed = await worst_case(settings_for(openai_llm, tmp_path), text)  # room for the thought, not a retry too
+    settings = settings_for(openai_llm, tmp_path, thinking_principal_tokens_per_day=allowed)
+    openai_llm.enqueue("*", 503)
+    async with Client(build_server(settings)) as client:
+        failed = await client.call_tool(TOOL, thought(text))
+
+    assert len(openai_llm.history) == 1  # before: the 503 was retried past the limit
+    [problem] = failed.structured_content["analysis"]["problems"]
+    assert "not retried: THINKING_PRINCIPAL_TOKENS_PER_DAY would be passed" in problem
+    [row] = await usage_rows(settings)
+    assert row.input_tokens + row.output_tokens <= allowed

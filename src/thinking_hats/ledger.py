@@ -77,6 +77,16 @@ class Ledger:
             raise Refused(granted)
         self.reservation = granted
 
+    async def reserve_retry(self, wanted: Hold) -> Refusal | None:
+        """Before a retry (a call the thought's reservation did not plan for): hold its worst case too, or say
+        which limit it would go past, so that retries cannot carry a principal over a limit either."""
+        if self.reservation is None:  # no limit to hold it against
+            return None
+        granted = await self.store.reserve(
+            self.principal, self.limits.of(self.principal), wanted, self.hold_s, more=self.reservation
+        )
+        return granted if isinstance(granted, Refusal) else None
+
     def spent(self, calls: int, input_tokens: int, output_tokens: int, cached_input_tokens: int) -> None:
         """One model call ended (requests sent, the tokens they cost): charge it now, in a task of its own.
         Synchronous, so that it can be called from a `finally` of a call being cancelled."""

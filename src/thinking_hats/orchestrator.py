@@ -303,10 +303,17 @@ class Orchestrator:
             reraise=True,
         )
         earlier = [failed]
+        ledger = current_ledger.get()
         async for attempt in retrying:
             with attempt:
                 if earlier:
                     raise earlier.pop()
+                if ledger is not None:  # a retry is a call the reservation did not plan for: it holds its own
+                    worst = estimate_tokens(self._prompt_of(role), message) + self.settings.thinking_max_output_tokens
+                    refusal = await ledger.reserve_retry(Hold(worst, 1))
+                    if refusal is not None:
+                        raise CallFailed(f"not retried: {refusal.setting} would be passed ({refusal.used:,} of "
+                                         f"{refusal.limit:,} {refusal.unit})")  # fmt: skip
                 attempts[0] += 1
                 return await self._attempt(role, message, deadline, exchange)
         raise AssertionError("tenacity ended without an outcome")  # reraise=True: a last failure is raised

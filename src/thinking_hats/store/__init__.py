@@ -528,11 +528,14 @@ class Store:
                     (tokens, tokens, charge.calls, charge.calls, reservation),
                 )
 
-    async def reserve(self, principal: str, limit: Limit, wanted: Hold, hold_s: float) -> str | Refusal:
+    async def reserve(
+        self, principal: str, limit: Limit, wanted: Hold, hold_s: float, more: str | None = None
+    ) -> str | Refusal:
         """Hold `wanted` against the principal's limits for at most `hold_s` seconds: the reservation's id, or the
-        limit it would go past. Atomic on every backend: the upsert of the principal's row of the day takes its
-        lock (PostgreSQL; SQLite's write lock is the database's), so reservations of one principal are decided
-        one after another, each seeing what was spent and what the others hold."""
+        limit it would go past (`more`: add to that reservation instead, for a retry). Atomic on every backend:
+        the upsert of the principal's row of the day takes its lock (PostgreSQL; SQLite's write lock is the
+        database's), so reservations of one principal are decided one after another, each seeing what was spent
+        and what the others hold."""
         async with self._transaction("reserve", write=True) as tx:
             now = await tx.now()
             day = day_of(now)
@@ -559,6 +562,12 @@ class Store:
             refusal = over(principal, limit, spent, Hold(int(held_row[0]), int(held_row[1])), wanted, now)
             if refusal is not None:
                 return refusal
+            if more is not None:
+                await tx.run(
+                    "UPDATE reservations SET tokens = tokens + ?, calls = calls + ? WHERE id = ?",
+                    (wanted.tokens, wanted.calls, more),
+                )
+                return more
             reservation = uuid.uuid4().hex
             await tx.run(
                 "INSERT INTO reservations(id, principal, tokens, calls, expires) VALUES (?, ?, ?, ?, ?)",
