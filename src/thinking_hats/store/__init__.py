@@ -24,7 +24,7 @@ from functools import cached_property
 from time import perf_counter  # not through `time`: the tests move that clock
 from typing import Any, Protocol
 
-from ..errors import InvalidThought, StoreError
+from ..errors import InvalidThought, StoreBusy, StoreError
 from ..limits import Hold, Limit, Refusal, Spent, day_of, minute_of, over
 from ..metrics import current as metrics
 from ..tracing import current as tracer
@@ -37,6 +37,7 @@ _SESSION_COLUMNS = "s.principal, s.id, s.tool, s.created, s.updated, s.meta"
 # these keys, which Session.meta leaves out), so that no call has to count the session's entries.
 _COUNT, _BRANCHES = "entries", "branches"
 _DEFAULT_REFRESH_S = 3600.0
+QUEUE_PER_SESSION = 3  # commits of one process on one session at once: one writing, two waiting for it
 Tally = tuple[int, tuple[str, ...]]
 
 
@@ -212,6 +213,13 @@ class Store:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self._writes = 0
+        # Commits of this process waiting on one session, and how many may: each holds a store connection while it
+        # waits for the session's lock, so more would starve every other session of the pool (see commit).
+        self._queued: dict[tuple[str, str], int] = {}
+        connections = getattr(backend, "connections", None)
+        self.queue_per_session = (
+            QUEUE_PER_SESSION if connections is None else max(1, min(QUEUE_PER_SESSION, connections - 1))
+        )
 
     @asynccontextmanager
     async def _transaction(self, operation: str, write: bool) -> AsyncIterator[Tx]:
@@ -324,7 +332,29 @@ class Store:
         Creating the session is part of it, so two processes starting the same new session both succeed. If the
         session's newest entry is this very call, the stored reply is returned instead (a retry that raced its
         original); if that entry's analysis had failed, this attempt replaces it.
+
+        At most `queue_per_session` commits of this process wait on one session at a time (each holds a store
+        connection meanwhile); one more fails at once with the retryable "session is busy", so calls queued on
+        one busy session can never take the connections other sessions' calls need.
         """
+        key = (write.principal, write.session_id)
+        queued = self._queued.get(key, 0)
+        if queued >= self.queue_per_session:
+            raise StoreBusy(
+                f"the session is busy with another call; retry. ({queued} calls to it were already waiting here, "
+                "the most one session may queue: nothing was recorded.)"
+            )
+        self._queued[key] = queued + 1
+        try:
+            return await self._commit(write, reply_for)
+        finally:
+            left = self._queued[key] - 1
+            if left:
+                self._queued[key] = left
+            else:
+                del self._queued[key]
+
+    async def _commit(self, write: Write, reply_for: ReplyFn) -> Committed:
         now = time.time()
         key = (write.principal, write.session_id)
         thought = str(write.data.get("thought", ""))

@@ -61,6 +61,7 @@ class PostgresBackend:
         self._pool = pool
         self.location = location
         self.waits = waits or Waits()
+        self.connections = int(pool.max_size)  # what one session's queued commits must leave to the others
 
     @asynccontextmanager
     async def transaction(self, write: bool) -> AsyncIterator[_PostgresTx]:
