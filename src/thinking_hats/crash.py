@@ -262,6 +262,8 @@ class Crash:
                 branch_id=data.get("branch_id"),
                 data=data,
                 keep=self.settings.max_history_size,
+                cap=self.settings.principal_session_cap(),
+                grace_s=self.settings.thinking_session_grace_minutes * 60,
                 meta={"completed_at": step.step_number} if completes and completed_before is None else {},
                 connection=connection,
                 existed=view.session is not None,

@@ -284,6 +284,8 @@ class Thinking:
                 branch_id=inp.branch_id,
                 data=data,
                 keep=self.settings.thinking_max_thoughts,
+                cap=self.settings.principal_session_cap(),
+                grace_s=self.settings.thinking_session_grace_minutes * 60,
                 usage=outcome.usage.model_dump(mode="json") if outcome is not None else None,
                 meta=meta,
                 connection=connection,

@@ -38,6 +38,10 @@ _SESSION_COLUMNS = "s.principal, s.id, s.tool, s.created, s.updated, s.meta"
 _COUNT, _BRANCHES = "entries", "branches"
 _DEFAULT_REFRESH_S = 3600.0
 QUEUE_PER_SESSION = 3  # commits of one process on one session at once: one writing, two waiting for it
+# Thoughts recorded over a limit (refused: no model call) per principal and UTC day; beyond, they are answered
+# but not stored, so a principal past its limits cannot fill the store with them either.
+REFUSED_KEPT_PER_DAY = 1000
+_CAP_REASON = "least recently used beyond THINKING_MAX_SESSIONS_PER_PRINCIPAL"
 Tally = tuple[int, tuple[str, ...]]
 
 
@@ -169,6 +173,10 @@ class Write:
     existed: bool = False  # the session was there when the call read it: if it is gone now, it was evicted
     default_at: float | None = None  # View.default_at: the connection's default already names this session
     charge: Charge | None = None  # added to the principal's usage of the day (None: this call is not counted)
+    # The sessions the principal may keep (None: no cap here), and how long a session stays safe from the cap
+    # after its last use: a new session over the cap takes the place of one idle past that, or is refused.
+    cap: int | None = None
+    grace_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -359,12 +367,16 @@ class Store:
         key = (write.principal, write.session_id)
         thought = str(write.data.get("thought", ""))
         async with self._transaction("commit", write=True) as tx:
+            if write.charge is not None and write.charge.refused:
+                await _refusals_kept(tx, write.principal, now)
             if not write.existed:
-                await tx.run(
+                created = await tx.run(
                     "INSERT INTO sessions(principal, id, tool, created, updated, meta) VALUES (?, ?, ?, ?, ?, '{}')"
                     " ON CONFLICT (principal, id) DO NOTHING",
                     (*key, write.tool, now, now),
                 )
+                if created and write.cap is not None:
+                    await _make_room(tx, write.principal, write.session_id, write.cap, now - write.grace_s, now)
             found = await tx.rows(
                 "SELECT tool, meta FROM sessions WHERE principal = ? AND id = ?" + self.backend.lock, key
             )
@@ -537,6 +549,11 @@ class Store:
                 )
                 await tx.many("DELETE FROM sessions WHERE principal = ? AND id = ?", [(p, i) for p, i, _, _ in victims])
             await tx.run("DELETE FROM evictions WHERE at < ?", (cutoff,))
+            # Tombstones are capped too: a principal keeps at most as many as it may keep sessions, newest first.
+            for principal, held in await tx.rows(
+                "SELECT principal, count(*) FROM evictions GROUP BY principal HAVING count(*) > ?", (cap,)
+            ):
+                await _drop_tombstones(tx, principal, int(held) - cap)
             # A default goes with its session (a connection creates the sessions it defaults to, so they are as
             # many): its own time is refreshed only hourly and says nothing of whether the session is in use.
             await tx.run(
@@ -713,6 +730,64 @@ async def _charge(tx: Tx, principal: str, charge: Charge, now: float, thought: b
             int(thought), int(charge.refused), minute_of(now), charge.calls,
         ),
     )  # fmt: skip
+
+
+async def _make_room(tx: Tx, principal: str, new_id: str, cap: int, idle_before: float, now: float) -> None:
+    """A principal's new session over its cap: its least recently used sessions idle since before the grace
+    period go (each leaving a tombstone), or, when every one of them is in use, the new session is refused. The
+    principal's row of usage is locked first, so two new sessions of one principal are decided one at a time,
+    on every replica."""
+    await tx.run(
+        "INSERT INTO principal_usage(principal, day) VALUES (?, ?)"
+        " ON CONFLICT (principal, day) DO UPDATE SET minute = principal_usage.minute",
+        (principal, day_of(now)),
+    )
+    held = int((await tx.rows("SELECT count(*) FROM sessions WHERE principal = ?", (principal,)))[0][0])
+    if held <= cap:
+        return
+    victims = await tx.rows(
+        "SELECT id, tool FROM sessions WHERE principal = ? AND id <> ? AND updated < ? ORDER BY updated, id LIMIT ?",
+        (principal, new_id, idle_before, held - cap),
+    )
+    if len(victims) < held - cap:
+        grace = (now - idle_before) / 60
+        raise InvalidThought(
+            f"principal '{principal}' already keeps {held - 1:,} sessions, the most it may "
+            f"(THINKING_MAX_SESSIONS_PER_PRINCIPAL={cap:,}), and each was used within the last {grace:g} minutes "
+            "(THINKING_SESSION_GRACE_MINUTES): nothing was recorded",
+            hint="Continue one of your sessions (send its sessionId), or start a new one once some have been idle "
+            "longer than the grace period.",
+        )
+    await tx.many(
+        "INSERT INTO evictions(principal, id, tool, at, reason) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (principal, id) DO UPDATE SET tool = excluded.tool, at = excluded.at, reason = excluded.reason",
+        [(principal, i, t, now, _CAP_REASON) for i, t in victims],
+    )
+    await tx.many("DELETE FROM sessions WHERE principal = ? AND id = ?", [(principal, i) for i, _ in victims])
+    tombstones = int((await tx.rows("SELECT count(*) FROM evictions WHERE principal = ?", (principal,)))[0][0])
+    if tombstones > cap:
+        await _drop_tombstones(tx, principal, tombstones - cap)
+
+
+async def _drop_tombstones(tx: Tx, principal: str, excess: int) -> None:
+    await tx.run(
+        "DELETE FROM evictions WHERE principal = ? AND id IN"
+        " (SELECT id FROM evictions WHERE principal = ? ORDER BY at, id LIMIT ?)",
+        (principal, principal, excess),
+    )
+
+
+async def _refusals_kept(tx: Tx, principal: str, now: float) -> None:
+    """Refuse to store one more refused thought of a principal that has had REFUSED_KEPT_PER_DAY today."""
+    rows = await tx.rows(
+        "SELECT refusals FROM principal_usage WHERE principal = ? AND day = ?", (principal, day_of(now))
+    )
+    if rows and int(rows[0][0]) >= REFUSED_KEPT_PER_DAY:
+        raise InvalidThought(
+            f"principal '{principal}' is over its limits and already has {REFUSED_KEPT_PER_DAY:,} thoughts recorded "
+            "without model analysis today, the most that are kept: this one was not recorded",
+            hint="Wait until the limit resets (the earlier replies say when), then send it again.",
+        )
 
 
 def _day_number(day: str) -> int:
