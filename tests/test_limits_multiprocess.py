@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import queue
+from pathlib import Path
 
 from limits_worker import COST, ESTIMATE, PRINCIPAL, hammer
 from thinking_hats.store import open_store
@@ -83,3 +84,20 @@ def test_four_processes_never_take_a_principal_past_its_token_limit(
 
     assert asyncio.run(held()) == 0  # every reservation was given back as its thought ended
     print(f"limit {LIMIT}, spent {tokens} ({admitted} thoughts admitted, {refused} refused)")
+
+
+async def test_four_clients_on_two_replicas_of_two_workers_never_take_a_principal_past_its_limit(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """The real service: two replicas of `serve --transport http --workers 2` on one PostgreSQL, the stub model
+    server, 4 clients (two on each replica) sending double thoughts against a daily limit of 12,000 tokens."""
+    from benchmarks.deploy import stub_model
+    from benchmarks.limits import SMOKE, run
+
+    async with stub_model(SMOKE.latency) as (model_url, _):
+        result = await run(SMOKE, model_url, postgres_url, tmp_path, "tokens", "double",
+                           THINKING_PRINCIPAL_TOKENS_PER_DAY="12000")  # fmt: skip
+
+    assert result["admitted"] >= 2 and result["refused"] >= 1  # the limit was reached, by more than one thought
+    assert result["spent"] <= 12_000 and result["overshoot"] == 0  # before: 25,848 tokens against 5,000
+    assert result["reservations_left"] == 0
