@@ -5,9 +5,11 @@ session taken by the other tool meanwhile, evicted, locked past THINKING_STORE_L
 its client gone), and the calls were paid all the same. So each model call, as it ends (cancelled included),
 is written to its principal's usage of the day in a store transaction of its own, run as a task of its own that
 the thought's cancellation cannot stop. A request whose usage never arrived (cut off by a timeout or by the
-client leaving) is charged the input tokens it sent, estimated from its text on the high side (one token per
-three bytes: no tokenizer counts fewer bytes a token for the text we send). Requests the provider refused (an
-HTTP error) are not charged: providers do not bill them.
+client leaving) is charged the input tokens it sent, estimated from its text on the high side: one token per
+three bytes, more than common tokenizers count for prose and code (about four bytes a token in English); text
+that tokenizes denser (long digit strings under a digit-per-token tokenizer, some scripts) can exceed it, and
+that shortfall is the estimate's error. Requests the provider refused (an HTTP error) are not charged: providers
+do not bill them.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ _writing: set[asyncio.Task[None]] = set()
 
 
 def estimate_tokens(*texts: str) -> int:
-    """Tokens of a prompt made of these messages, estimated from above."""
+    """Tokens of a prompt made of these messages, estimated on the high side (see the module's docstring)."""
     return sum(-(-len(t.encode("utf-8")) // _BYTES_PER_TOKEN) + _MESSAGE_OVERHEAD for t in texts)
 
 

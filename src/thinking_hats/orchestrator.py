@@ -147,7 +147,8 @@ class Orchestrator:
 
     def estimate(self, ctx: ThoughtContext, route: Route) -> Hold:
         """The most a thought on this route can spend without a retry: its calls, and for each its prompt's tokens
-        (estimated from above) plus THINKING_MAX_OUTPUT_TOKENS. The synthesis reads every hat's output."""
+        (estimated on the high side, see ledger.py) plus THINKING_MAX_OUTPUT_TOKENS. The synthesis reads every hat's
+        output."""
         route = route.with_synthesis(self.settings.thinking_synthesis)
         output = self.settings.thinking_max_output_tokens
         message = self.prompts.render("thought", **thought_variables(ctx))
