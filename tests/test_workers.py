@@ -228,6 +228,6 @@ def test_healthz_answers_with_the_store_check_and_503_once_the_store_is_gone(
 
     for response in ok:
         assert response.status_code == 200, response.text
-        assert response.json() == {"status": "ok", "store": {"backend": "postgresql", "schema": 3}}
+        assert response.json() == {"status": "ok", "store": {"backend": "postgresql", "schema": 4}}
     # Which dependency is down, without exception text (the answer is unauthenticated).
     assert gone.json() == {"status": "unavailable", "store": "unreachable"}, gone.text
