@@ -12,25 +12,32 @@ from typing import Any
 
 from thinking_hats.analysis import Analysis, Outcome, ProgressFn, ThoughtContext, Usage
 from thinking_hats.config import Settings
-from thinking_hats.limits import Limit, Limits
+from thinking_hats.ledger import current_ledger
+from thinking_hats.limits import Hold, Limit, Limits
 from thinking_hats.store import Caller, open_store
 from thinking_hats.thoughts import Thinking, ThoughtInput
 from thinking_hats.trace import Trace
 
 PRINCIPAL = "bob"
 COST = Usage(llm_calls=1, input_tokens=60, output_tokens=40)  # 100 tokens a thought
+ESTIMATE = Hold(tokens=130, calls=1)  # its worst case, as the orchestrator would estimate it: from above
 
 
 class FixedCost:
-    """An augmenter whose every analysis costs COST; it yields to the loop as a model call would."""
+    """An augmenter whose every analysis costs COST, reserved and charged as the real one does (through the
+    thought's ledger); it yields to the loop as a model call would."""
 
     def __init__(self) -> None:
         self.paid = 0
 
     async def analyse(self, ctx: ThoughtContext, strategy: str, progress: ProgressFn | None) -> Outcome:
+        ledger = current_ledger.get()
+        assert ledger is not None
+        await ledger.reserve(ESTIMATE)
         self.paid += 1
         for _ in range(3):
             await asyncio.sleep(0)
+        ledger.spent(COST.llm_calls, COST.input_tokens, COST.output_tokens, 0)
         return Outcome(analysis=Analysis(strategy="single", synthesis="ok"), usage=COST)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from budget import worst_case
 from http_peer import INITIALIZE, MCP_HEADERS, http_server, post
 from stdio_peer import server_env
 from thinking_hats.config import Settings
@@ -196,10 +197,13 @@ async def test_sighup_re_reads_the_limits_file_too_and_the_next_thought_is_check
 
     tokens, limits = tmp_path / "tokens", tmp_path / "limits"
     tokens.write_text(f"alice {ALICE}\n")
-    limits.write_text("alice tokens_per_day=1\n")
     step = {"totalThoughts": 3, "nextThoughtNeeded": True, "sessionId": "plan", "strategy": "single"}
 
     async with StubLLM(latency=0.0) as stub:
+        # Room for the first thought's worst case (limits are caps: a thought reserves it before its first call).
+        one = Settings(llm_provider="openai-compatible", llm_base_url=stub.base_url, llm_model="stub-model")
+        allowed = await worst_case(one, "Which fix first?")
+        limits.write_text(f"alice tokens_per_day={allowed}\n")
         env = server_env(tmp_path / "data", THINKING_HTTP_TOKENS_FILE=str(tokens),
                          THINKING_PRINCIPAL_LIMITS_FILE=str(limits), LLM_PROVIDER="openai-compatible",
                          LLM_BASE_URL=stub.base_url, LLM_MODEL="stub-model")  # fmt: skip
@@ -220,5 +224,5 @@ async def test_sighup_re_reads_the_limits_file_too_and_the_next_thought_is_check
         first, refused, lifted = [r["structuredContent"] for r in await asyncio.to_thread(serve)]
 
     assert first["limitReached"] is None and first["usage"]["llmCalls"] == 1  # type: ignore[index]
-    assert refused["limitReached"]["allowed"] == 1  # type: ignore[index]
+    assert refused["limitReached"]["allowed"] == allowed  # type: ignore[index]
     assert lifted["limitReached"] is None and lifted["usage"]["llmCalls"] == 1  # type: ignore[index]

@@ -1,6 +1,7 @@
-"""The limit check costs a thought no store round trip of its own: what the principal spent is read by the same
-statement that reads the session, and the usage is written in the thought's own transaction. Counted here as the
-statements and transactions each thought sends to the store, with limits off and on."""
+"""What holding a limit as a cap costs the store: a limited thought adds its reservation (one transaction before
+its model call) and the giving back of what is left (one after), and its charges give back their share of the
+reservation as they are written; nothing else. Counted here as the statements and transactions each thought sends
+to the store, with limits off and on (charges, written by tasks of their own, are waited for after each thought)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from limits_worker import FixedCost
 from thinking_hats.config import Settings
+from thinking_hats.ledger import drain
 from thinking_hats.limits import Limit, Limits
 from thinking_hats.store import Caller, Store, open_store
 from thinking_hats.thoughts import Thinking, ThoughtInput
@@ -33,6 +35,7 @@ class Counted:
         kind = "write" if write else "read"
         self.transactions[kind] += 1
         counts = self.statements
+        postgres = self.name == "postgresql"
 
         class Tx:
             def __init__(self, tx: Any) -> None:
@@ -49,6 +52,10 @@ class Counted:
             async def many(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
                 counts[kind] += 1
                 await self.tx.many(sql, params)
+
+            async def now(self) -> float:
+                counts[kind] += int(postgres)  # a statement on PostgreSQL; SQLite reads the machine's clock
+                return float(await self.tx.now())
 
         async with self.inner.transaction(write) as tx:
             yield Tx(tx)
@@ -76,6 +83,7 @@ async def trips(
             inp = ThoughtInput(thought=f"thought {n}", thought_number=n, total_thoughts=3, next_thought_needed=True,
                                session_id="named" if named else None, strategy="single")  # fmt: skip
             await thinking.think(inp, caller)
+            await drain()
             seen.append(
                 {
                     "tx": {k: counted.transactions[k] - before["tx"][k] for k in counted.transactions},
@@ -89,7 +97,7 @@ async def trips(
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 @pytest.mark.parametrize("named", [True, False], ids=["named session", "connection's default session"])
-async def test_a_limited_thought_sends_the_store_exactly_what_an_unlimited_one_does(
+async def test_a_limited_thought_adds_only_its_reservation_and_its_release_to_the_store_traffic(
     tmp_path: Path, named: bool, backend: str, request: pytest.FixtureRequest
 ) -> None:
     caller = Caller("bob", "conn-1")
@@ -101,5 +109,13 @@ async def test_a_limited_thought_sends_the_store_exactly_what_an_unlimited_one_d
         free_at, limited_at = (cluster.create_database(), None), (cluster.create_database(), None)
     free = await trips(free_at, Limits(Limit()), caller, named)
     limited = await trips(limited_at, Limits(Limit(1_000_000, 1000)), caller, named)
-    assert limited == free
-    assert all(t["tx"] == {"read": 1, "write": 1} for t in limited)  # one read, one write transaction a thought
+    clock = int(backend == "postgresql")  # the store's clock, read by the reservation and by each charge
+    # Unlimited: the read, the charge of the thought's one model call, the commit.
+    assert all(t["tx"] == {"read": 1, "write": 2} for t in free)
+    # Limited: and the reservation and its release.
+    assert all(t["tx"] == {"read": 1, "write": 4} for t in limited)
+    for f, lim in zip(free, limited, strict=True):
+        assert lim["sql"]["read"] == f["sql"]["read"]
+        # reserve: clock, lock the day's row, read it, drop lapsed reservations, sum the held ones, insert (5 + clock);
+        # the charge gives back its share (1); release (1).
+        assert lim["sql"]["write"] - f["sql"]["write"] == 5 + clock + 1 + 1

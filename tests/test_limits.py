@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from budget import worst_case
 from calls import read_json, step, text_of
 from fakes import FakeLLM, Hold
 from thinking_hats.cli import main
@@ -67,25 +68,29 @@ async def usage_rows(settings: Settings) -> list[Any]:
 async def test_over_the_daily_token_limit_a_thought_is_recorded_with_a_notice_naming_the_limit_and_its_reset(
     openai_llm: FakeLLM, tmp_path: Path
 ) -> None:
-    settings = settings_for(openai_llm, tmp_path, thinking_principal_tokens_per_day=10)
+    text = "What does the outage report say about the root cause?"
+    # Room for the first thought's worst case, not for a second one on top of what the first spent.
+    allowed = await worst_case(settings_for(openai_llm, tmp_path), text)
+    settings = settings_for(openai_llm, tmp_path, thinking_principal_tokens_per_day=allowed)
     async with Client(build_server(settings)) as client:
-        first = await client.call_tool(TOOL, thought("What does the outage report say about the root cause?"))
+        first = await client.call_tool(TOOL, thought(text))
         second = await client.call_tool(TOOL, thought("Which of the two fixes is cheaper to roll back?", 2))
         session = await read_json(client, "thinking://sessions/s")
 
     assert len(openai_llm.history) == 1  # the second thought called no model
     spent = first.structured_content["usage"]
     used = spent["inputTokens"] + spent["outputTokens"]
-    assert used > 10
+    assert 0 < used <= allowed
     reply = second.structured_content
     assert reply["mode"] == "record-only" and second.is_error is False
     midnight = (int(time.time()) // 86400 + 1) * 86400
     assert reply["limitReached"]["limit"] == "THINKING_PRINCIPAL_TOKENS_PER_DAY"
-    assert reply["limitReached"]["used"] == used and reply["limitReached"]["allowed"] == 10
+    assert reply["limitReached"]["used"] == used and reply["limitReached"]["allowed"] == allowed
     assert reply["limitReached"]["resetsAt"] == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(midnight))
     assert 0 < reply["limitReached"]["retryAfter"] <= 86400
     notice = reply["notice"]
-    assert "THINKING_PRINCIPAL_TOKENS_PER_DAY" in notice and f"{used:,} of 10 tokens today" in notice
+    assert "THINKING_PRINCIPAL_TOKENS_PER_DAY" in notice and f"{used:,} of {allowed:,} tokens today" in notice
+    assert "this thought could need" in notice
     assert "resets at" in notice and "retry after" in notice
     assert notice in text_of(second)
     assert [e["number"] for e in session["entries"]] == [1, 2]  # refused, yet recorded
@@ -209,7 +214,7 @@ async def test_a_server_told_to_reload_checks_the_next_thought_against_the_edite
     openai_llm: FakeLLM, tmp_path: Path
 ) -> None:
     path = tmp_path / "limits"
-    path.write_text(f"{LOCAL} tokens_per_day=1\n", encoding="utf-8")
+    path.write_text(f"{LOCAL} calls_per_minute=1\n", encoding="utf-8")
     server = build_server(settings_for(openai_llm, tmp_path, thinking_principal_limits_file=path))
     async with Client(server) as client:
         first = await client.call_tool(TOOL, thought("What does the outage report say about the root cause?"))
@@ -268,7 +273,7 @@ async def test_identical_calls_racing_on_two_processes_are_each_counted(openai_l
 
 
 async def test_a_crash_review_is_limited_and_counted_like_a_thought(openai_llm: FakeLLM, tmp_path: Path) -> None:
-    settings = settings_for(openai_llm, tmp_path, thinking_principal_calls_per_minute=1)
+    settings = settings_for(openai_llm, tmp_path, thinking_principal_calls_per_minute=3)
     async with Client(build_server(settings)) as client:
         reviewed = await client.call_tool("crash", step(1, confidence=0.3, session_id="c"))
         refused = await client.call_tool("crash", step(2, confidence=0.3, session_id="c"))
@@ -355,7 +360,9 @@ async def test_when_the_first_of_identical_racing_calls_fails_one_waiter_takes_o
 async def test_a_thought_abandoned_mid_model_call_still_counts_its_calls_against_the_limit(
     openai_llm: FakeLLM, tmp_path: Path
 ) -> None:
-    settings = settings_for(openai_llm, tmp_path, thinking_principal_calls_per_minute=2)
+    settings = settings_for(
+        openai_llm, tmp_path, thinking_principal_calls_per_minute=2, thinking_synthesis="merge"
+    )  # double, merged in code: its two hats' calls are all it may make
     hold = Hold(expected=2)
     openai_llm.enqueue("*", hold, hold)
     async with Client(build_server(settings)) as client:
@@ -376,3 +383,18 @@ async def test_a_thought_abandoned_mid_model_call_still_counts_its_calls_against
     assert after.structured_content["limitReached"]["limit"] == "THINKING_PRINCIPAL_CALLS_PER_MINUTE"
     [row] = await usage_rows(settings)
     assert (row.calls, row.thoughts, row.refusals) == (2, 1, 1)
+
+
+async def test_a_retry_that_would_pass_the_limit_is_not_made(openai_llm: FakeLLM, tmp_path: Path) -> None:
+    text = "Is the queue or the consumer the bottleneck?"
+    allowed = await worst_case(settings_for(openai_llm, tmp_path), text)  # room for the thought, not a retry too
+    settings = settings_for(openai_llm, tmp_path, thinking_principal_tokens_per_day=allowed)
+    openai_llm.enqueue("*", 503)
+    async with Client(build_server(settings)) as client:
+        failed = await client.call_tool(TOOL, thought(text))
+
+    assert len(openai_llm.history) == 1  # before: the 503 was retried past the limit
+    [problem] = failed.structured_content["analysis"]["problems"]
+    assert "not retried: THINKING_PRINCIPAL_TOKENS_PER_DAY would be passed" in problem
+    [row] = await usage_rows(settings)
+    assert row.input_tokens + row.output_tokens <= allowed

@@ -16,8 +16,10 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from prometheus_client.parser import text_string_to_metric_families
 
+from budget import worst_case
 from http_peer import http_server
 from stdio_peer import server_env
+from thinking_hats.config import Settings
 from thinking_hats.metrics import METRICS, PREFIX
 
 pytestmark = pytest.mark.slow
@@ -65,9 +67,11 @@ async def test_metrics_count_both_workers_the_same_whichever_answers_and_only_an
     tmp_path: Path,
 ) -> None:
     (tmp_path / "tokens").write_text(f"alice {ALICE} operator\nbob {BOB}\n")
-    (tmp_path / "limits").write_text("bob tokens_per_day=1\n")  # a day, not a minute: no boundary mid-test
     (tmp_path / "tmp").mkdir()
     async with StubLLM(latency=0.01) as stub:
+        # Room for one thought's worst case: a day, not a minute, so no boundary mid-test.
+        one = Settings(llm_provider="openai-compatible", llm_base_url=stub.base_url, llm_model="stub-model")
+        (tmp_path / "limits").write_text(f"bob tokens_per_day={await worst_case(one, thought('b0', 1)['thought'])}\n")
         env = server_env(tmp_path / "data", LLM_PROVIDER="openai-compatible", LLM_BASE_URL=stub.base_url,
                          LLM_MODEL="stub-model", AGNO_TELEMETRY="false",
                          THINKING_HTTP_TOKENS_FILE=str(tmp_path / "tokens"),

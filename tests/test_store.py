@@ -420,7 +420,7 @@ async def test_the_store_records_its_schema_version(store: Store) -> None:
     async with store.backend.transaction(write=False) as tx:
         rows = await tx.rows("SELECT version FROM schema_version")
 
-    assert rows == [(_schema.VERSION,)] and _schema.VERSION == 4  # 4: the web view's progress table
+    assert rows == [(_schema.VERSION,)] and _schema.VERSION == 4  # 4: reservations and the web view's progress
     assert (await store.ping())["schema"] == _schema.VERSION
     assert (await store.health())["schema"] == _schema.VERSION
 

@@ -35,7 +35,9 @@ def test_an_operator_is_marked_by_a_third_word_operator_in_the_tokens_file(tmp_p
 
 
 def test_a_third_word_other_than_operator_is_refused_with_its_line(tmp_path: Path) -> None:
-    with pytest.raises(ConfigurationError, match=r"line 2: the third word after 'bob' and its token may only be 'operator'"):
+    with pytest.raises(
+        ConfigurationError, match=r"line 2: the third word after 'bob' and its token may only be 'operator'"
+    ):
         principals(tmp_path, f"alice {ALICE}\nbob {BOB} admin\n")
 
 

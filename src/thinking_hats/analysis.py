@@ -6,7 +6,6 @@ These shapes are part of the `sequentialthinking` reply contract; record-only re
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -96,20 +95,6 @@ class Outcome:
     usage: Usage = field(default_factory=Usage)
     # Set when no model call succeeded: the one-line fix to show the user ("401 from openai: check OPENAI_API_KEY").
     failure: str | None = None
-
-
-@dataclass
-class Meter:
-    """What one thought's model calls have cost so far, added as each call ends, a cancelled one included: when
-    the thought itself is cancelled (its client went away) no Outcome is built, yet the calls were made."""
-
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_input_tokens: int = 0
-
-
-current_meter: ContextVar[Meter | None] = ContextVar("thinking_hats_meter", default=None)
 
 
 # progress(done, total, message): awaited as each hat finishes and when synthesis ends.

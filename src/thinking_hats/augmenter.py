@@ -62,7 +62,12 @@ class Augmentation:
 
         chosen = route(ctx, self._escalation, strategy)
         orchestrator = await self.orchestrator()
+        from .ledger import current_ledger
         from .providers import current_lane
+
+        ledger = current_ledger.get()
+        if ledger is not None:  # before the first call: a thought whose worst case does not fit makes none
+            await ledger.reserve(orchestrator.estimate(ctx, chosen))
 
         async with self._slots:
             lane = self._lanes.pop()

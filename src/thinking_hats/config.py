@@ -93,8 +93,9 @@ class Settings(BaseModel):
         ge=1,
         le=10_000_000,
         description=(
-            "Sessions each principal keeps unless THINKING_MAX_SESSIONS_PER_PRINCIPAL is set; its least recently "
-            "used beyond this go after the grace period, never another principal's (1-10000000)."
+            "Sessions each principal keeps unless THINKING_MAX_SESSIONS_PER_PRINCIPAL is set; a new one beyond "
+            "this takes the place of its least recently used one idle past the grace period, or is refused if all "
+            "are in use; never another principal's (1-10000000)."
         ),
     )
     thinking_session_grace_minutes: float = Field(
@@ -102,7 +103,10 @@ class Settings(BaseModel):
         ge=0,
         le=525_600,
         allow_inf_nan=False,
-        description="Minutes after its last use during which the session cap never evicts a session (0-525600).",
+        description=(
+            "Minutes after its last use during which the session cap never evicts a session; a new session over "
+            "the cap is refused meanwhile (0-525600)."
+        ),
     )
     thinking_max_thoughts: int = Field(
         default=1000, ge=1, le=100_000, description="Thoughts kept per session (1-100000)."
@@ -142,8 +146,9 @@ class Settings(BaseModel):
         ge=1,
         le=10_000_000,
         description=(
-            "Sessions one principal may keep; its least recently used beyond this go after the grace period "
-            "(default: THINKING_MAX_SESSIONS) (1-10000000)."
+            "Sessions one principal may keep; a new one beyond this takes the place of its least recently used "
+            "one idle past the grace period, or is refused if all are in use (default: THINKING_MAX_SESSIONS) "
+            "(1-10000000)."
         ),
     )
 

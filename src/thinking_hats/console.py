@@ -10,6 +10,7 @@ from . import tracing
 from .analysis import Outcome, ProgressFn, ThoughtContext
 from .augmenter import build_augmenter
 from .config import Settings
+from .ledger import drain
 from .store import LOCAL, Caller, open_store
 from .terminal import json_text, printable
 from .thoughts import Augmenter, Thinking, ThoughtInput
@@ -84,11 +85,9 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
             # No connection: each `think` without --session starts its own session (never a replay of the last).
             result = await thinking.think(inp, Caller(LOCAL, None), progress=screen.progress)
     finally:
-        # Ctrl-C cancels the thought mid-analysis: the calls it made are being counted in a task of their own,
-        # which must finish before the store closes (or they are lost, with a traceback from the closed store).
-        await thinking.settle()
         if augmenter is not None:
             await augmenter.aclose()
+        await drain()  # a thought stopped by Ctrl-C: the calls it made are charged before the store closes
         await store.close()
         tracing.current().shutdown()  # sends the spans still queued
         tracing.install(None)

@@ -15,10 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from .analysis import Outcome, ThoughtContext, Usage
 from .config import Settings
 from .errors import InvalidThought
-from .limits import Limits
+from .ledger import Ledger, hold_seconds
+from .limits import Limits, Refusal
 from .metrics import current as metrics
-from .store import EMPTY, Caller, Entry, Store, View, Write, new_session_id, wrong_tool
-from .thoughts import JSON_SCHEMA_DIALECT, Augmenter, charge_of, evicted_error, housekeeping
+from .store import EMPTY, Caller, Charge, Entry, Store, View, Write, new_session_id, wrong_tool
+from .thoughts import JSON_SCHEMA_DIALECT, Augmenter, evicted_error, housekeeping
 from .trace import Trace
 from .tracing import current as tracer
 
@@ -173,17 +174,11 @@ class Crash:
             and self.augmenter is not None
             and self.settings.crash_review_low_confidence
         )
-        limited = reviewing and self.limits.of(caller.principal).any
         wanted = [n for n in (step.revises_step, step.branch_from, *(step.dependencies or ())) if n is not None]
         view = await self.store.read(
-            caller.principal,
-            TOOL,
-            step.session_id,
-            None if step.session_id else caller.connection,
-            wanted,
-            spent=limited,
+            caller.principal, TOOL, step.session_id, None if step.session_id else caller.connection, wanted
         )
-        refusal = self.limits.check(caller.principal, view.spent) if limited else None
+        refusal: Refusal | None = None
         session_id, view, connection, reset, note = self._session_for(step, caller, view)
         if view.last is not None and view.last.same_call(step.step_number, step.branch_id, step.thought):
             return view.last.reply, "replayed"  # a retried call: the stored reply, nothing written or spent again
@@ -229,11 +224,13 @@ class Crash:
                 + (f" ({step.uncertainty_notes})" if step.uncertainty_notes else "")
                 + "."
             )
-            if refusal is not None:
+            reviewed = await self._review(step, revised, origin, branch, caller.principal) if reviewing else None
+            if isinstance(reviewed, Refusal):
+                refusal = reviewed
                 warnings.append(f"No review: {refusal.notice()}")
                 metrics().refusal(caller.principal, refusal.setting)
             else:
-                review = await self._review(step, revised, origin, branch)
+                review = reviewed
                 usage = review.usage if review is not None else None
         routed = review.analysis if review is not None and review.failure is None else None
 
@@ -265,18 +262,18 @@ class Crash:
                 branch_id=data.get("branch_id"),
                 data=data,
                 keep=self.settings.max_history_size,
+                cap=self.settings.principal_session_cap(),
+                grace_s=self.settings.thinking_session_grace_minutes * 60,
                 meta={"completed_at": step.step_number} if completes and completed_before is None else {},
                 connection=connection,
                 existed=view.session is not None,
                 default_at=view.default_at,
                 revised=(revised.seq, revised.data | {"revised_by": step.step_number}) if revised else None,
                 reset=reset,
-                charge=charge_of(usage, refused=refusal is not None),
+                charge=Charge(refused=refusal is not None),  # the review's calls were charged as they ended
             ),
             reply_for,
         )
-        if usage is not None:
-            metrics().tokens(caller.principal, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens)
         if committed.replayed:
             return committed.entry.reply, "replayed"
         self.trace.step(data, session_id, caller.principal)
@@ -350,8 +347,13 @@ class Crash:
         return entry
 
     async def _review(
-        self, step: CrashStep, revised: Entry | None, origin: Entry | None, branch: dict[str, Any] | None
-    ) -> Outcome | None:
+        self,
+        step: CrashStep,
+        revised: Entry | None,
+        origin: Entry | None,
+        branch: dict[str, Any] | None,
+        principal: str,
+    ) -> Outcome | Refusal | None:
         """A low-confidence step's review when a provider is configured, routed like any thought: the router reads
         the step with its confidence (a floor: two angles at least), purpose, revision and branch, and the strategy
         it picks bounds the calls and rounds as for sequentialthinking (single 1 call in 1 round, double 3 in 2,
@@ -373,7 +375,9 @@ class Crash:
             confidence=step.confidence,
             purpose=step.purpose,
         )
-        return await self.augmenter.analyse(ctx, "auto", None)
+        # Its calls are charged as they end, whatever then happens to the step (see ledger.py).
+        ledger = Ledger(self.store, principal, self.limits, hold_seconds(self.settings.thinking_deadline))
+        return await ledger.run(self.augmenter.analyse(ctx, "auto", None))
 
 
 def _review_text(review: Outcome | None) -> str | None:

@@ -1,11 +1,14 @@
-"""Per-principal limits: model tokens per UTC day and model calls per minute, checked against what the store says
-was spent.
+"""Per-principal limits: model tokens per UTC day and model calls per minute, held as caps by the store.
 
-The store keeps one usage row per principal and day (see `store.Spent`); a thought reads it in the same call that
-reads its session, and adds to it in the transaction that records the thought. A thought is admitted while its
-principal is under both limits, so a limit is overshot by at most what the thoughts admitted meanwhile (in
-flight, on any worker or replica) spend. Over a limit, a thought is still recorded, with a record-only reply
-whose notice names the limit, what was used and when it resets.
+Before its first model call, a thought reserves its worst case (its planned calls, and for each its estimated
+input plus THINKING_MAX_OUTPUT_TOKENS) against its principal's limits, in one store transaction that also reads
+what was spent today and what the other thoughts in flight hold (on any worker or replica: the transaction
+locks the principal's row of the day). A thought whose worst case does not fit under a limit is refused up
+front: it is still recorded, with a record-only reply whose notice names the limit, what was used and when it
+resets. Each model call is charged as it ends, in a transaction of its own, and its share of the reservation is
+given back with it; the rest of the reservation goes when the thought ends, however it ends (a reservation whose
+process died lapses after twice THINKING_DEADLINE). The minute and the day are the store's (PostgreSQL's clock,
+or the one machine's under SQLite), never a replica's.
 
 `Limits` owns the table of limits: the defaults (THINKING_PRINCIPAL_TOKENS_PER_DAY,
 THINKING_PRINCIPAL_CALLS_PER_MINUTE) and the overrides of THINKING_PRINCIPAL_LIMITS_FILE, one line per principal:
@@ -75,13 +78,17 @@ class Refusal:
     unit: str  # "tokens today" | "model calls this minute"
     resets_at: float  # epoch seconds
     retry_after: int  # whole seconds until it resets
+    needed: int = 0  # the most this thought could have spent of it (its reservation)
+    held: int = 0  # of `used`: held by other thoughts in flight
 
     def notice(self) -> str:
         when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.resets_at))
+        more = f", {self.held:,} of them held by thoughts in flight" if self.held else ""
+        need = f"; this thought could need {self.needed:,} more" if self.needed else ""
         return (
             f"Limit reached: {self.setting} for principal '{self.principal}' ({self.used:,} of {self.limit:,} "
-            f"{self.unit}); resets at {when}, retry after {self.retry_after} s. The thought was recorded "
-            "without model analysis."
+            f"{self.unit}{more}{need}); resets at {when}, retry after {self.retry_after} s. The thought was "
+            "recorded without model analysis."
         )
 
     def as_json(self) -> dict[str, object]:
@@ -93,6 +100,38 @@ class Refusal:
             "resetsAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.resets_at)),
             "retryAfter": self.retry_after,
         }
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Tokens and model calls: what a thought reserves, or what all of a principal's thoughts in flight hold."""
+
+    tokens: int = 0
+    calls: int = 0
+
+
+def over(principal: str, limit: Limit, spent: Spent, held: Hold, wanted: Hold, now: float) -> Refusal | None:
+    """The limit that `wanted` more, on top of what was spent and what is held, would go past (None: it fits).
+    A limit already reached refuses even a thought that wants nothing. Rate first: it resets soonest."""
+    minute, day = minute_of(now), day_of(now)
+    per_minute = limit.calls_per_minute
+    if per_minute is not None:
+        used = (spent.minute_calls if spent.minute == minute else 0) + held.calls
+        if used >= per_minute or used + wanted.calls > per_minute:
+            resets = (minute + 1) * MINUTE_S
+            return Refusal(
+                _KEYS["calls_per_minute"], principal, used, per_minute, "model calls this minute", resets,
+                max(1, int(resets - now + 0.999)), wanted.calls, held.calls,
+            )  # fmt: skip
+    if limit.tokens_per_day is not None:
+        used = (spent.tokens if spent.day == day else 0) + held.tokens
+        if used >= limit.tokens_per_day or used + wanted.tokens > limit.tokens_per_day:
+            resets = (day + 1) * DAY_S
+            return Refusal(
+                _KEYS["tokens_per_day"], principal, used, limit.tokens_per_day, "tokens today", resets,
+                max(1, int(resets - now + 0.999)), wanted.tokens, held.tokens,
+            )  # fmt: skip
+    return None
 
 
 def day_of(now: float) -> int:
@@ -146,22 +185,7 @@ class Limits:
         limit = self.of(principal)
         if spent is None or not limit.any:
             return None
-        now = time.time() if now is None else now
-        minute, day = minute_of(now), day_of(now)
-        per_minute = limit.calls_per_minute
-        if per_minute is not None and spent.minute == minute and spent.minute_calls >= per_minute:
-            resets = (minute + 1) * MINUTE_S
-            return Refusal(
-                _KEYS["calls_per_minute"], principal, spent.minute_calls, per_minute,
-                "model calls this minute", resets, max(1, int(resets - now + 0.999)),
-            )  # fmt: skip
-        if limit.tokens_per_day is not None and spent.day == day and spent.tokens >= limit.tokens_per_day:
-            resets = (day + 1) * DAY_S
-            return Refusal(
-                _KEYS["tokens_per_day"], principal, spent.tokens, limit.tokens_per_day,
-                "tokens today", resets, max(1, int(resets - now + 0.999)),
-            )  # fmt: skip
-        return None
+        return over(principal, limit, spent, Hold(), Hold(), time.time() if now is None else now)
 
 
 def _read(path: Path, default: Limit, principals: Collection[str] | None = None) -> dict[str, Limit]:

@@ -28,9 +28,10 @@ from .analysis import (
     RunStatus,
     ThoughtContext,
     Usage,
-    current_meter,
 )
 from .config import Settings
+from .ledger import current_ledger, estimate_tokens
+from .limits import Hold
 from .logs import route_agno_logs
 from .metrics import current as metrics
 from .prompts import Prompts, clip, thought_variables
@@ -115,6 +116,7 @@ class Orchestrator:
         )
         self._client = sdk_client(provider, self._http)
         self._agents: dict[Role, Any] = {}
+        self._system: dict[Role, str] = {}  # each role's system prompt, for estimating what a call sends
         for role in roles:
             self._agent(role)
 
@@ -136,6 +138,26 @@ class Orchestrator:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+    def _prompt_of(self, role: Role) -> str:
+        prompt = self._system.get(role)
+        if prompt is None:
+            prompt = self._system[role] = self.prompts.render(role)
+        return prompt
+
+    def estimate(self, ctx: ThoughtContext, route: Route) -> Hold:
+        """The most a thought on this route can spend without a retry: its calls, and for each its prompt's tokens
+        (estimated on the high side, see ledger.py) plus THINKING_MAX_OUTPUT_TOKENS. The synthesis reads every hat's
+        output."""
+        route = route.with_synthesis(self.settings.thinking_synthesis)
+        output = self.settings.thinking_max_output_tokens
+        message = self.prompts.render("thought", **thought_variables(ctx))
+        tokens = sum(estimate_tokens(self._prompt_of(role), message) + output for role in route.hats)
+        if route.synthesis:
+            frame = self.prompts.render("analyses", thought_message=message.strip(), analyses="")
+            hats = len(route.hats)
+            tokens += estimate_tokens(self._prompt_of("synthesis"), frame) + hats * (output + 16) + output
+        return Hold(tokens, route.calls)
 
     async def analyse(self, ctx: ThoughtContext, route: Route, progress: ProgressFn | None) -> Outcome:
         route = route.with_synthesis(self.settings.thinking_synthesis)  # merge: double/triple skip the synthesis
@@ -218,12 +240,12 @@ class Orchestrator:
                     span.error(str(result.http_status) if result.http_status else result.status, result.error or "")
         finally:
             metrics().model_call(self.provider.name, role, outcome, time.perf_counter() - started)
-            meter = current_meter.get()
-            if meter is not None:  # requests sent are counted even when this call was cancelled
-                meter.calls += exchange.requests
-                meter.input_tokens += tokens.input
-                meter.output_tokens += tokens.output
-                meter.cached_input_tokens += tokens.cached_input
+            ledger = current_ledger.get()
+            if ledger is not None:  # charged now, even when this call was cancelled: the requests were sent
+                reported = 1 if tokens.input or tokens.output else 0
+                unreported = max(0, exchange.requests - exchange.refused - reported)
+                sent = unreported * estimate_tokens(self._prompt_of(role), message) if unreported else 0
+                ledger.spent(exchange.requests, tokens.input + sent, tokens.output, tokens.cached_input)
         return result
 
     async def _call_with_retries(self, role: Role, message: str, deadline: float, exchange: Exchange) -> CallResult:
@@ -282,10 +304,17 @@ class Orchestrator:
             reraise=True,
         )
         earlier = [failed]
+        ledger = current_ledger.get()
         async for attempt in retrying:
             with attempt:
                 if earlier:
                     raise earlier.pop()
+                if ledger is not None:  # a retry is a call the reservation did not plan for: it holds its own
+                    worst = estimate_tokens(self._prompt_of(role), message) + self.settings.thinking_max_output_tokens
+                    refusal = await ledger.reserve_retry(Hold(worst, 1))
+                    if refusal is not None:
+                        raise CallFailed(f"not retried: {refusal.setting} would be passed ({refusal.used:,} of "
+                                         f"{refusal.limit:,} {refusal.unit})")  # fmt: skip
                 attempts[0] += 1
                 return await self._attempt(role, message, deadline, exchange)
         raise AssertionError("tenacity ended without an outcome")  # reraise=True: a last failure is raised

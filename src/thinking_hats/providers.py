@@ -247,6 +247,7 @@ class Exchange:
     retry_after: float | None = None
     transport_error: str | None = None
     requests: int = 0
+    refused: int = 0  # of `requests`: answered with an HTTP error, which providers do not bill
     oversize: int | None = None  # the byte cap a response body went past (it was not read further)
 
 
@@ -367,6 +368,7 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
             raise
         if exchange is not None:
             exchange.status, exchange.transport_error = response.status_code, None
+            exchange.refused += response.status_code >= 400
             exchange.retry_after = parse_retry_after(response.headers.get("retry-after"))
         if limit is not None and isinstance(response.stream, httpx2.AsyncByteStream):
             declared = response.headers.get("content-length")

@@ -27,6 +27,7 @@ from .augmenter import Augmentation, build_augmenter
 from .config import Settings
 from .crash import Crash, CrashReply, CrashStep, NextAction, crash_error
 from .errors import InvalidThought, StoreError, ThinkingError
+from .ledger import drain
 from .limits import Limits
 from .report import LIST_BY_MCP, iso, load, session_json, session_markdown
 from .serving.pipes import answered_before_eof, stdio_pipes
@@ -504,6 +505,7 @@ class _Core:
                     self._pruning = None
                 if augmenter is not None:
                     await augmenter.aclose()
+                await drain()  # the charges of calls that ended a moment ago, before their store closes
                 await app.store.close()
                 _stop_tracing()
 

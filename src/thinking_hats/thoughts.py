@@ -16,9 +16,10 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
-from .analysis import Analysis, Meter, Outcome, ProgressFn, ThoughtContext, Usage, _Wire, current_meter
+from .analysis import Analysis, Outcome, ProgressFn, ThoughtContext, Usage, _Wire
 from .config import Settings
 from .errors import InvalidThought, StoreError
+from .ledger import Ledger, hold_seconds
 from .limits import Limits, Refusal
 from .metrics import current as metrics
 from .store import EMPTY, Caller, Charge, Entry, Eviction, Store, View, Write, new_session_id, wrong_tool
@@ -153,7 +154,6 @@ class Thinking:
         self.provider_problem = provider_problem
         self.limits = limits if limits is not None else Limits.from_settings(settings)
         self._inflight: dict[tuple[str, str, int, str | None, str], _InFlight] = {}
-        self._charging: set[asyncio.Future[None]] = set()  # abandoned thoughts' usage being written
 
     def check(self, inp: ThoughtInput) -> None:
         """Everything that can be said about a call without its session."""
@@ -187,17 +187,9 @@ class Thinking:
         # Earlier thoughts are read only as the hats' context; one more, as a retry of a failed call is not its own.
         window = self.settings.thinking_context_thoughts + 1 if augmenting else 0
         wanted = [n for n in (inp.revises_thought, inp.branch_from_thought) if n is not None]
-        limited = augmenting and self.limits.of(caller.principal).any
         view = await self.store.read(
-            caller.principal,
-            TOOL,
-            inp.session_id,
-            None if inp.session_id else caller.connection,
-            wanted,
-            window,
-            spent=limited,
+            caller.principal, TOOL, inp.session_id, None if inp.session_id else caller.connection, wanted, window
         )
-        spent = view.spent
         session_id, view, connection = self._session_for(inp, caller, view)
         last = view.last
         if last is not None and last.same_call(inp.thought_number, inp.branch_id, inp.thought) and not last.failed:
@@ -213,8 +205,7 @@ class Thinking:
             # It failed or was cancelled: the first of its waiters to run takes its place, the others wait again.
         mine = self._inflight[key] = _InFlight()
         try:
-            refusal = self.limits.check(caller.principal, spent) if limited else None
-            mine.result = await self._answer(inp, caller, session_id, view, connection, strategy, refusal, progress)
+            mine.result = await self._answer(inp, caller, session_id, view, connection, strategy, progress)
             return mine.result
         finally:
             mine.done.set()
@@ -229,10 +220,9 @@ class Thinking:
         view: View,
         connection: str | None,
         strategy: str,
-        refusal: Refusal | None,
         progress: ProgressFn | None,
     ) -> ThoughtResult:
-        augmenting = self.augmenter is not None and strategy != "none" and refusal is None
+        augmenting = self.augmenter is not None and strategy != "none"
         await self._check_against_session(inp, caller.principal, session_id, view)
 
         total = max(inp.total_thoughts, inp.thought_number)
@@ -240,21 +230,14 @@ class Thinking:
         data = inp.model_dump(exclude_none=True) | {"total_thoughts": total, "is_revision": is_revision}
         started = perf_counter()
         outcome: Outcome | None = None
+        refusal: Refusal | None = None
         if self.augmenter is not None and augmenting:
             if self.settings.thinking_ui:  # an open page, on any worker or replica, shows each hat as it ends
                 progress = await _noting(self.store, caller.principal, session_id, inp, progress)
-            meter = Meter()
-            metering = current_meter.set(meter)
-            try:
-                outcome = await self.augmenter.analyse(self._context(inp, view), strategy, progress)
-            except asyncio.CancelledError:
-                # The client went away mid-analysis: nothing is recorded, but the calls made are counted, or
-                # abandoning every thought would spend without limit.
-                if meter.calls:
-                    self._count_abandoned(caller.principal, meter)
-                raise
-            finally:
-                current_meter.reset(metering)
+            # Its calls are charged as they end, whatever then happens to this thought (see ledger.py).
+            ledger = self.ledger(caller.principal)
+            ran = await ledger.run(self.augmenter.analyse(self._context(inp, view), strategy, progress))
+            outcome, refusal = (None, ran) if isinstance(ran, Refusal) else (ran, None)
         elapsed = perf_counter() - started
 
         should_continue = inp.next_thought_needed or bool(inp.needs_more_thoughts)
@@ -267,7 +250,6 @@ class Thinking:
             notice = self._record_only_notice(view)
             if notice == ENABLE_HINT:
                 meta["hint_shown"] = True
-        usage = outcome.usage if outcome is not None else None
         if outcome is not None:  # the web view lists the strategies a session used without reading its entries
             used = set((view.session.meta.get("strategies") or []) if view.session is not None else [])
             if outcome.analysis.strategy not in used:
@@ -308,42 +290,26 @@ class Thinking:
                 branch_id=inp.branch_id,
                 data=data,
                 keep=self.settings.thinking_max_thoughts,
+                cap=self.settings.principal_session_cap(),
+                grace_s=self.settings.thinking_session_grace_minutes * 60,
                 usage=outcome.usage.model_dump(mode="json") if outcome is not None else None,
                 meta=meta,
                 connection=connection,
                 existed=view.session is not None,
                 default_at=view.default_at,
-                charge=charge_of(usage, refused=refusal is not None),
+                charge=Charge(refused=refusal is not None),  # its calls were charged as they ended
             ),
             reply_for,
         )
-        if usage is not None:  # paid, whether this call's reply or a racing duplicate's is the one kept
-            metrics().tokens(caller.principal, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens)
         if committed.replayed:  # the same call, committed meanwhile by a retry that raced this one
             return _replay(committed.entry)
         self.trace.thought(data, caller.principal)
         await housekeeping(self.store, self.settings)
         return built[-1]
 
-    def _count_abandoned(self, principal: str, meter: Meter) -> None:
-        """Add an abandoned thought's calls to its principal's usage, in a task of its own (this one is being
-        cancelled)."""
-        charge = Charge(meter.calls, meter.input_tokens, meter.output_tokens, meter.cached_input_tokens)
-        metrics().tokens(principal, meter.input_tokens, meter.output_tokens, meter.cached_input_tokens)
-        task = asyncio.ensure_future(self.store.charge(principal, charge))
-        self._charging.add(task)
-        task.add_done_callback(self._charged)
-
-    async def settle(self) -> None:
-        """Wait until the calls of abandoned thoughts are written to usage. Call it before the store closes: a
-        `think` ended by Ctrl-C mid-analysis still counts what it paid for (and writes to no closed store)."""
-        while self._charging:
-            await asyncio.gather(*list(self._charging), return_exceptions=True)
-
-    def _charged(self, task: asyncio.Future[None]) -> None:
-        self._charging.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("counting an abandoned thought's model calls failed", exc_info=task.exception())
+    def ledger(self, principal: str) -> Ledger:
+        """A new account for one thought of `principal`."""
+        return Ledger(self.store, principal, self.limits, hold_seconds(self.settings.thinking_deadline))
 
     # --- sessions ---
     def _session_for(self, inp: ThoughtInput, caller: Caller, view: View) -> tuple[str, View, str | None]:
@@ -461,13 +427,6 @@ def _check_shape(inp: ThoughtInput, max_chars: int) -> None:
         raise InvalidThought(
             f"revisesThought={inp.revises_thought} must be an earlier thought than thoughtNumber={inp.thought_number}."
         )
-
-
-def charge_of(usage: Usage | None, refused: bool = False) -> Charge:
-    """What a call adds to its principal's usage of the day."""
-    if usage is None:
-        return Charge(refused=refused)
-    return Charge(usage.llm_calls, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, refused)
 
 
 def _replay(entry: Entry) -> ThoughtResult:

@@ -24,8 +24,8 @@ from functools import cached_property
 from time import perf_counter  # not through `time`: the tests move that clock
 from typing import Any, Protocol
 
-from ..errors import InvalidThought, StoreError
-from ..limits import Spent, day_of, minute_of
+from ..errors import InvalidThought, StoreBusy, StoreError
+from ..limits import Hold, Limit, Refusal, Spent, day_of, minute_of, over
 from ..metrics import current as metrics
 from ..tracing import current as tracer
 
@@ -37,6 +37,11 @@ _SESSION_COLUMNS = "s.principal, s.id, s.tool, s.created, s.updated, s.meta"
 # these keys, which Session.meta leaves out), so that no call has to count the session's entries.
 _COUNT, _BRANCHES = "entries", "branches"
 _DEFAULT_REFRESH_S = 3600.0
+QUEUE_PER_SESSION = 3  # commits of one process on one session at once: one writing, two waiting for it
+# Thoughts recorded over a limit (refused: no model call) per principal and UTC day; beyond, they are answered
+# but not stored, so a principal past its limits cannot fill the store with them either.
+REFUSED_KEPT_PER_DAY = 1000
+_CAP_REASON = "least recently used beyond THINKING_MAX_SESSIONS_PER_PRINCIPAL"
 Tally = tuple[int, tuple[str, ...]]
 
 
@@ -168,6 +173,10 @@ class Write:
     existed: bool = False  # the session was there when the call read it: if it is gone now, it was evicted
     default_at: float | None = None  # View.default_at: the connection's default already names this session
     charge: Charge | None = None  # added to the principal's usage of the day (None: this call is not counted)
+    # The sessions the principal may keep (None: no cap here), and how long a session stays safe from the cap
+    # after its last use: a new session over the cap takes the place of one idle past that, or is refused.
+    cap: int | None = None
+    grace_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -186,6 +195,7 @@ class Tx(Protocol):
     async def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
     async def run(self, sql: str, params: Sequence[Any] = ()) -> int: ...
     async def many(self, sql: str, params: Sequence[Sequence[Any]]) -> None: ...
+    async def now(self) -> float: ...  # the store's clock: limits count its minutes and days, not a replica's
 
 
 class Backend(Protocol):
@@ -211,6 +221,13 @@ class Store:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self._writes = 0
+        # Commits of this process waiting on one session, and how many may: each holds a store connection while it
+        # waits for the session's lock, so more would starve every other session of the pool (see commit).
+        self._queued: dict[tuple[str, str], int] = {}
+        connections = getattr(backend, "connections", None)
+        self.queue_per_session = (
+            QUEUE_PER_SESSION if connections is None else max(1, min(QUEUE_PER_SESSION, connections - 1))
+        )
 
     @asynccontextmanager
     async def _transaction(self, operation: str, write: bool) -> AsyncIterator[Tx]:
@@ -323,17 +340,43 @@ class Store:
         Creating the session is part of it, so two processes starting the same new session both succeed. If the
         session's newest entry is this very call, the stored reply is returned instead (a retry that raced its
         original); if that entry's analysis had failed, this attempt replaces it.
+
+        At most `queue_per_session` commits of this process wait on one session at a time (each holds a store
+        connection meanwhile); one more fails at once with the retryable "session is busy", so calls queued on
+        one busy session can never take the connections other sessions' calls need.
         """
+        key = (write.principal, write.session_id)
+        queued = self._queued.get(key, 0)
+        if queued >= self.queue_per_session:
+            raise StoreBusy(
+                f"the session is busy with another call; retry. ({queued} calls to it were already waiting here, "
+                "the most one session may queue: nothing was recorded.)"
+            )
+        self._queued[key] = queued + 1
+        try:
+            return await self._commit(write, reply_for)
+        finally:
+            left = self._queued[key] - 1
+            if left:
+                self._queued[key] = left
+            else:
+                del self._queued[key]
+
+    async def _commit(self, write: Write, reply_for: ReplyFn) -> Committed:
         now = time.time()
         key = (write.principal, write.session_id)
         thought = str(write.data.get("thought", ""))
         async with self._transaction("commit", write=True) as tx:
+            if write.charge is not None and write.charge.refused:
+                await _refusals_kept(tx, write.principal, now)
             if not write.existed:
-                await tx.run(
+                created = await tx.run(
                     "INSERT INTO sessions(principal, id, tool, created, updated, meta) VALUES (?, ?, ?, ?, ?, '{}')"
                     " ON CONFLICT (principal, id) DO NOTHING",
                     (*key, write.tool, now, now),
                 )
+                if created and write.cap is not None:
+                    await _make_room(tx, write.principal, write.session_id, write.cap, now - write.grace_s, now)
             found = await tx.rows(
                 "SELECT tool, meta FROM sessions WHERE principal = ? AND id = ?" + self.backend.lock, key
             )
@@ -561,6 +604,11 @@ class Store:
                 )
                 await tx.many("DELETE FROM sessions WHERE principal = ? AND id = ?", [(p, i) for p, i, _, _ in victims])
             await tx.run("DELETE FROM evictions WHERE at < ?", (cutoff,))
+            # Tombstones are capped too: a principal keeps at most as many as it may keep sessions, newest first.
+            for principal, held in await tx.rows(
+                "SELECT principal, count(*) FROM evictions GROUP BY principal HAVING count(*) > ?", (cap,)
+            ):
+                await _drop_tombstones(tx, principal, int(held) - cap)
             # A default goes with its session (a connection creates the sessions it defaults to, so they are as
             # many): its own time is refreshed only hourly and says nothing of whether the session is in use.
             await tx.run(
@@ -573,10 +621,70 @@ class Store:
             )
         return len(victims)
 
-    async def charge(self, principal: str, charge: Charge) -> None:
-        """Add what was spent outside any recorded thought (one abandoned mid-analysis) to the principal's day."""
+    async def charge(self, principal: str, charge: Charge, reservation: str | None = None) -> None:
+        """Add what model calls spent to the principal's day, in a transaction of its own (so the charge stands
+        whatever then happens to the thought), and give back that much of the thought's reservation."""
         async with self._transaction("charge", write=True) as tx:
-            await _charge(tx, principal, charge, time.time(), thought=False)
+            await _charge(tx, principal, charge, await tx.now(), thought=False)
+            if reservation is not None:
+                tokens = charge.input_tokens + charge.output_tokens
+                await tx.run(
+                    "UPDATE reservations SET tokens = CASE WHEN tokens > ? THEN tokens - ? ELSE 0 END,"
+                    " calls = CASE WHEN calls > ? THEN calls - ? ELSE 0 END WHERE id = ?",
+                    (tokens, tokens, charge.calls, charge.calls, reservation),
+                )
+
+    async def reserve(
+        self, principal: str, limit: Limit, wanted: Hold, hold_s: float, more: str | None = None
+    ) -> str | Refusal:
+        """Hold `wanted` against the principal's limits for at most `hold_s` seconds: the reservation's id, or the
+        limit it would go past (`more`: add to that reservation instead, for a retry). Atomic on every backend:
+        the upsert of the principal's row of the day takes its lock (PostgreSQL; SQLite's write lock is the
+        database's), so reservations of one principal are decided one after another, each seeing what was spent
+        and what the others hold."""
+        async with self._transaction("reserve", write=True) as tx:
+            now = await tx.now()
+            day = day_of(now)
+            await tx.run(
+                "INSERT INTO principal_usage(principal, day) VALUES (?, ?)"
+                " ON CONFLICT (principal, day) DO UPDATE SET minute = principal_usage.minute",
+                (principal, day),
+            )
+            row = (
+                await tx.rows(
+                    "SELECT input_tokens + output_tokens, minute, minute_calls FROM principal_usage"
+                    " WHERE principal = ? AND day = ?",
+                    (principal, day),
+                )
+            )[0]
+            await tx.run("DELETE FROM reservations WHERE principal = ? AND expires < ?", (principal, now))
+            held_row = (
+                await tx.rows(
+                    "SELECT coalesce(sum(tokens), 0), coalesce(sum(calls), 0) FROM reservations WHERE principal = ?",
+                    (principal,),
+                )
+            )[0]
+            spent = Spent(day, int(row[0]), int(row[1]), int(row[2]))
+            refusal = over(principal, limit, spent, Hold(int(held_row[0]), int(held_row[1])), wanted, now)
+            if refusal is not None:
+                return refusal
+            if more is not None:
+                await tx.run(
+                    "UPDATE reservations SET tokens = tokens + ?, calls = calls + ? WHERE id = ?",
+                    (wanted.tokens, wanted.calls, more),
+                )
+                return more
+            reservation = uuid.uuid4().hex
+            await tx.run(
+                "INSERT INTO reservations(id, principal, tokens, calls, expires) VALUES (?, ?, ?, ?, ?)",
+                (reservation, principal, wanted.tokens, wanted.calls, now + hold_s),
+            )
+        return reservation
+
+    async def release(self, reservation: str) -> None:
+        """Give back what is left of a reservation: its thought has ended and its calls are charged."""
+        async with self._transaction("release", write=True) as tx:
+            await tx.run("DELETE FROM reservations WHERE id = ?", (reservation,))
 
     async def usage(
         self, principal: str | None = None, since: str | None = None, until: str | None = None
@@ -681,6 +789,64 @@ async def _charge(tx: Tx, principal: str, charge: Charge, now: float, thought: b
             int(thought), int(charge.refused), minute_of(now), charge.calls,
         ),
     )  # fmt: skip
+
+
+async def _make_room(tx: Tx, principal: str, new_id: str, cap: int, idle_before: float, now: float) -> None:
+    """A principal's new session over its cap: its least recently used sessions idle since before the grace
+    period go (each leaving a tombstone), or, when every one of them is in use, the new session is refused. The
+    principal's row of usage is locked first, so two new sessions of one principal are decided one at a time,
+    on every replica."""
+    await tx.run(
+        "INSERT INTO principal_usage(principal, day) VALUES (?, ?)"
+        " ON CONFLICT (principal, day) DO UPDATE SET minute = principal_usage.minute",
+        (principal, day_of(now)),
+    )
+    held = int((await tx.rows("SELECT count(*) FROM sessions WHERE principal = ?", (principal,)))[0][0])
+    if held <= cap:
+        return
+    victims = await tx.rows(
+        "SELECT id, tool FROM sessions WHERE principal = ? AND id <> ? AND updated < ? ORDER BY updated, id LIMIT ?",
+        (principal, new_id, idle_before, held - cap),
+    )
+    if len(victims) < held - cap:
+        grace = (now - idle_before) / 60
+        raise InvalidThought(
+            f"principal '{principal}' already keeps {held - 1:,} sessions, the most it may "
+            f"(THINKING_MAX_SESSIONS_PER_PRINCIPAL={cap:,}), and each was used within the last {grace:g} minutes "
+            "(THINKING_SESSION_GRACE_MINUTES): nothing was recorded",
+            hint="Continue one of your sessions (send its sessionId), or start a new one once some have been idle "
+            "longer than the grace period.",
+        )
+    await tx.many(
+        "INSERT INTO evictions(principal, id, tool, at, reason) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (principal, id) DO UPDATE SET tool = excluded.tool, at = excluded.at, reason = excluded.reason",
+        [(principal, i, t, now, _CAP_REASON) for i, t in victims],
+    )
+    await tx.many("DELETE FROM sessions WHERE principal = ? AND id = ?", [(principal, i) for i, _ in victims])
+    tombstones = int((await tx.rows("SELECT count(*) FROM evictions WHERE principal = ?", (principal,)))[0][0])
+    if tombstones > cap:
+        await _drop_tombstones(tx, principal, tombstones - cap)
+
+
+async def _drop_tombstones(tx: Tx, principal: str, excess: int) -> None:
+    await tx.run(
+        "DELETE FROM evictions WHERE principal = ? AND id IN"
+        " (SELECT id FROM evictions WHERE principal = ? ORDER BY at, id LIMIT ?)",
+        (principal, principal, excess),
+    )
+
+
+async def _refusals_kept(tx: Tx, principal: str, now: float) -> None:
+    """Refuse to store one more refused thought of a principal that has had REFUSED_KEPT_PER_DAY today."""
+    rows = await tx.rows(
+        "SELECT refusals FROM principal_usage WHERE principal = ? AND day = ?", (principal, day_of(now))
+    )
+    if rows and int(rows[0][0]) >= REFUSED_KEPT_PER_DAY:
+        raise InvalidThought(
+            f"principal '{principal}' is over its limits and already has {REFUSED_KEPT_PER_DAY:,} thoughts recorded "
+            "without model analysis today, the most that are kept: this one was not recorded",
+            hint="Wait until the limit resets (the earlier replies say when), then send it again.",
+        )
 
 
 def _day_number(day: str) -> int:

@@ -4,10 +4,11 @@ Version 1 is the single-user SQLite layout (no principals; a thought row written
 keys everything by principal, writes a thought and its reply in one row, and remembers evictions and the
 default session of each connection. Version 3 adds what each principal spent per UTC day (tokens, model calls,
 thoughts, refusals, and the calls of the current minute), for limits and `thinking-hats usage`; its table is
-created where missing, so 2 -> 3 needs nothing else. Version 4 adds the progress of the thought each session is
-analysing (each hat as it finishes), written only while the web view is on, so an open page on any worker or
-replica can show it live; created where missing too. A store never runs code older than its schema: a newer
-version is refused.
+created where missing, so 2 -> 3 needs nothing else. Version 4 adds two tables, created where missing, so 3 -> 4
+needs nothing else either: the reservations that thoughts in flight hold against their principal's limits, and the
+progress of the thought each session is analysing (each hat as it finishes), written only while the web view is
+on, so an open page on any worker or replica can show it live. A store never runs code older than its schema: a
+newer version is refused.
 """
 
 from __future__ import annotations
@@ -78,6 +79,14 @@ CREATE TABLE IF NOT EXISTS progress (
     data       TEXT NOT NULL,
     PRIMARY KEY (principal, session_id)
 );
+CREATE TABLE IF NOT EXISTS reservations (
+    id        TEXT NOT NULL PRIMARY KEY,
+    principal TEXT NOT NULL,
+    tokens    {int} NOT NULL,
+    calls     {int} NOT NULL,
+    expires   {real} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS reservations_by_principal ON reservations(principal);
 """
 
 SQLITE_TABLES = _TABLES.format(real="REAL", int="INTEGER")

@@ -46,6 +46,12 @@ class _PostgresTx:
         async with self._conn.cursor() as cur:
             await cur.executemany(_sql(sql), params)
 
+    async def now(self) -> float:
+        # The database's clock, not this replica's: every replica counts the same minute and day.
+        cur = await self._conn.execute("SELECT extract(epoch FROM clock_timestamp())::float8")
+        row = await cur.fetchone()
+        return float(row[0])
+
 
 class PostgresBackend:
     name = "postgresql"
@@ -55,6 +61,7 @@ class PostgresBackend:
         self._pool = pool
         self.location = location
         self.waits = waits or Waits()
+        self.connections = int(pool.max_size)  # what one session's queued commits must leave to the others
 
     @asynccontextmanager
     async def transaction(self, write: bool) -> AsyncIterator[_PostgresTx]:

@@ -42,6 +42,10 @@ class _SqliteTx:
     async def many(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
         self._db.executemany(sql, params)
 
+    async def now(self) -> float:
+        # One machine, one clock: every process sharing the file reads the same one.
+        return time.time()
+
 
 class SqliteBackend:
     name = "sqlite"
