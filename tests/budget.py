@@ -16,6 +16,6 @@ async def worst_case(settings: Settings, text: str, strategy: str = "single") ->
     try:
         ctx = ThoughtContext(thought=text, thought_number=1, total_thoughts=5)
         orchestrator = await augmenter.orchestrator()
-        return orchestrator.estimate(ctx, route(ctx, settings.router_thresholds(), strategy)).tokens
+        return orchestrator.estimate(ctx, route(ctx, settings.thinking_escalation, strategy)).tokens
     finally:
         await augmenter.aclose()
