@@ -108,15 +108,6 @@ def describe(feature: str, ctx: ThoughtContext) -> str:
     return f"text {feature!r}"
 
 
-def _readable(feature: str, read: Features) -> bool:
-    """Whether a feature means something to a reader: a marker, a word n-gram, a character n-gram of four or more
-    (in Chinese and Japanese, where a character is a word, two or more)."""
-    if feature.startswith("#") or (feature in read.words and feature not in read.chars):
-        return True
-    core = feature.strip()
-    return len(core) >= 4 or (len(core) >= 2 and all(ord(c) > 0x2E80 for c in core))
-
-
 def _factors(ctx: ThoughtContext, read: Features, model: Model, scores: Scores, level: int) -> list[Factor]:
     """Each strategy's probability (its share of the score in points), then the features that weighed most on the
     decision that settled the strategy: to escalate to it, or not to escalate beyond it."""
@@ -131,7 +122,7 @@ def _factors(ctx: ThoughtContext, read: Features, model: Model, scores: Scores, 
         for k, name in enumerate(LEVELS)
     ]
     output = max(level - 1, 0)
-    for pull in model.contributions(scores, output, lambda feature: _readable(feature, read), EXPLAINED):
+    for pull in model.contributions(scores, output, EXPLAINED):
         towards = LEVELS[output + 1] if pull.weight > 0 else LEVELS[output]
         factors.append(
             Factor(
