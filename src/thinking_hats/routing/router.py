@@ -19,6 +19,7 @@ from .model import LEVELS, Model, Scores, shipped
 
 SynthesisMode = Literal["model", "merge"]
 DEFAULT_ESCALATION = 0.5
+HAT_SURE = 0.5  # how sure the hat model must be that a hat is required for the route to make room to run it
 
 
 @dataclass(frozen=True)
@@ -144,9 +145,29 @@ def decide(scores: Scores, escalation: float) -> int:
 
 
 def hats_for(scores: Scores, strategy: str) -> tuple[Hat, ...]:
-    """The hats the model rates likeliest to be required, as many as the strategy runs (all five in canonical order)."""
+    """The hats to run, as many as the strategy runs (all five in canonical order): first every hat the model is at
+    least HAT_SURE sure careful people require (likeliest first), then the rest by the model's ranking."""
     count = STRATEGIES[strategy].hats
-    return HATS if count >= len(HATS) else scores.hat_order[:count]
+    if count >= len(HATS):
+        return HATS
+    sure = required(scores)
+    return (*sure, *(hat for hat in scores.hat_order if hat not in sure))[:count]
+
+
+def required(scores: Scores) -> tuple[Hat, ...]:
+    """The hats the model is at least HAT_SURE sure are required, likeliest first."""
+    return tuple(
+        sorted((h for h in HATS if scores.hats[h] >= HAT_SURE), key=lambda h: (-scores.hats[h], HATS.index(h)))
+    )
+
+
+def choose(scores: Scores, escalation: float) -> int:
+    """The strategy's step for `auto`: `decide`, then up while the strategy runs fewer hats than the model is
+    HAT_SURE sure are required (so that a required hat is run rather than guessed between)."""
+    level = decide(scores, escalation)
+    while level < len(LEVELS) - 1 and STRATEGIES[LEVELS[level]].hats < len(required(scores)):
+        level += 1
+    return level
 
 
 def route(
@@ -162,7 +183,7 @@ def route(
     model = model or shipped()
     read = features(ctx)
     scores = model.scores(read)
-    level = decide(scores, escalation)
+    level = choose(scores, escalation)
     strategy = LEVELS[level] if override == "auto" else override
     factors = _factors(ctx, read, model, scores, level)
     score = round(sum(f.points for f in factors), 1)
