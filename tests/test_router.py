@@ -7,6 +7,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -19,6 +20,7 @@ from thinking_hats.analysis import HATS, Complexity, ThoughtContext
 from thinking_hats.config import load_settings
 from thinking_hats.routing import features as router_features
 from thinking_hats.routing import model as router_model
+from thinking_hats.routing import router
 from thinking_hats.routing.router import DEFAULT_ESCALATION, STRATEGIES, Route, route
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -217,3 +219,19 @@ def test_importing_the_router_does_not_read_the_model() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert json.loads(done.stdout) == 0
+
+
+def test_every_hat_the_model_is_sure_is_required_is_run_even_where_the_strategy_would_be_single() -> None:
+    sure = router.HAT_SURE
+    scores = router_model.Scores(
+        escalate=(0.1, 0.05, 0.01),
+        hats={"factual": 0.2, "emotional": 0.1, "critical": sure + 0.1, "optimistic": 0.1, "creative": sure},
+        hat_order=("factual", "critical", "creative", "emotional", "optimistic"),
+        known=(),
+    )
+    level = router.choose(scores, DEFAULT_ESCALATION)
+    assert router.decide(scores, DEFAULT_ESCALATION) == 0 and router_model.LEVELS[level] == "double"
+    assert router.hats_for(scores, "double") == ("critical", "creative")
+    assert router.hats_for(scores, "single") == ("critical",)  # a forced single runs the surest hat
+    one = replace(scores, hats={**scores.hats, "creative": sure - 0.01})
+    assert router_model.LEVELS[router.choose(one, DEFAULT_ESCALATION)] == "single"

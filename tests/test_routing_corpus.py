@@ -49,6 +49,7 @@ def test_every_row_of_every_corpus_file_is_well_formed() -> None:
     assert list(corpus)[: len(split.TRAINING)] == list(split.TRAINING)
     assert set(corpus) - set(split.TRAINING) <= {"frozen.jsonl"}
     assert "tuning-monologue.jsonl" in split.TRAINING and "relabels.jsonl" not in split.TRAINING
+    assert "tuning-realistic.jsonl" in split.TRAINING and "frozen.jsonl" not in split.TRAINING
     for part in corpus.values():
         for row in part:
             split.check(row)

@@ -40,25 +40,34 @@ def judge(choice: str, accept: tuple[str, ...]) -> tuple[bool, bool]:
     return choice in accept, ORDER.index(choice) > max(ORDER.index(a) for a in accept)
 
 
+def writer_accepts(path: Path) -> dict[str, tuple[str, ...]]:
+    """id -> the writer's own `accept` (kept for the record; `load` reads the blind labels' consensus)."""
+    rows = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    return {row["id"]: tuple(row["accept"]) for row in rows}
+
+
 PARTS = {"round 5": "retired-frozen-5.jsonl", "round 6": "retired-frozen-6.jsonl"}
 
 
 def figures() -> dict[str, tuple[float, float, int]]:
     """Name -> (agreement, share above, rows judged), per part ("round 5: labellers vs the writers")."""
-    writers: dict[str, tuple[str, Labelled]] = {
-        row.id: (part, row) for part, name in PARTS.items() for row in load(HERE / name)
+    writers: dict[str, tuple[str, Labelled, tuple[str, ...]]] = {
+        row.id: (part, row, written[row.id])
+        for part, name in PARTS.items()
+        for row in load(HERE / name)
+        for written in [writer_accepts(HERE / name)]
     }
     pairs: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     for rid, by in relabels().items():
-        part, row = writers[rid]
+        part, row, writer = writers[rid]
         chosen = route(row.context(), DEFAULT_ESCALATION).strategy
-        anyone = sorted({row.accept[0], *row.accept, *(a for accept in by.values() for a in accept)}, key=ORDER.index)
-        pairs[f"{part}: router vs the writers"].append(judge(chosen, row.accept))
-        pairs[f"{part}: router vs the writers, {row.lang}"].append(judge(chosen, row.accept))
+        anyone = sorted({*writer, *(a for accept in by.values() for a in accept)}, key=ORDER.index)
+        pairs[f"{part}: router vs the writers"].append(judge(chosen, writer))
+        pairs[f"{part}: router vs the writers, {row.lang}"].append(judge(chosen, writer))
         pairs[f"{part}: router vs what anyone accepts"].append(judge(chosen, tuple(anyone)))
         for labeller, accept in by.items():
-            pairs[f"{part}: labellers vs the writers"].append(judge(accept[0], row.accept))
-            pairs[f"{part}: labellers vs the writers, {row.lang}"].append(judge(accept[0], row.accept))
+            pairs[f"{part}: labellers vs the writers"].append(judge(accept[0], writer))
+            pairs[f"{part}: labellers vs the writers, {row.lang}"].append(judge(accept[0], writer))
             pairs[f"{part}: router vs the labellers"].append(judge(chosen, accept))
             for other, theirs in by.items():
                 if other != labeller:

@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 import train  # noqa: E402
 
 from thinking_hats.routing.model import LEVELS, Model, Scores  # noqa: E402
-from thinking_hats.routing.router import DEFAULT_ESCALATION, STRATEGIES, decide, hats_for  # noqa: E402
+from thinking_hats.routing.router import DEFAULT_ESCALATION, STRATEGIES, choose, hats_for  # noqa: E402
 
 CALLS = [STRATEGIES[s].calls for s in LEVELS]
 KNOB = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
@@ -73,7 +73,7 @@ def judge(rows: Sequence[train.Example], chosen: Sequence[tuple[int, tuple[str, 
 def routes(scores: Sequence[Scores], escalation: float) -> list[tuple[int, tuple[str, ...]]]:
     chosen = []
     for s in scores:
-        level = decide(s, escalation)
+        level = choose(s, escalation)
         chosen.append((level, hats_for(s, LEVELS[level])))
     return chosen
 

@@ -6,7 +6,8 @@ The split is by authorship, not by hash: frozen.jsonl holds round 10's frozen pa
 new to the project, labelled by three blind labellers, never read while training, and evaluated once with the model
 frozen at the end of round 10. Every other file is training data (TRAINING): tuning.jsonl, tuning-extra.jsonl,
 tuning-monologue.jsonl, retired-frozen.jsonl (the frozen part of rounds 1 and 2), retired-frozen-3.jsonl to -9.jsonl
-(the frozen parts of rounds 3 to 9, ids `f3-` to `f9-`, each trained or tuned on in the next round) and any further
+(the frozen parts of rounds 3 to 9, ids `f3-` to `f9-`, each trained or tuned on in the next round),
+tuning-realistic.jsonl (round 10's realistic rows, ids `r10-`) and any further
 `*.jsonl` file added here (relabels.jsonl, a file of extra labels for agreement.py, excepted).
 Nothing is rewritten here: rows never move into the frozen part, and a later round needs a fresh frozen part of its
 own.

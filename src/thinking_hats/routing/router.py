@@ -19,6 +19,7 @@ from .model import LEVELS, Model, Scores, shipped
 
 SynthesisMode = Literal["model", "merge"]
 DEFAULT_ESCALATION = 0.5
+HAT_SURE = 0.5  # how sure the hat model must be that a hat is required for the route to make room to run it
 
 
 @dataclass(frozen=True)
@@ -108,15 +109,6 @@ def describe(feature: str, ctx: ThoughtContext) -> str:
     return f"text {feature!r}"
 
 
-def _readable(feature: str, read: Features) -> bool:
-    """Whether a feature means something to a reader: a marker, a word n-gram, a character n-gram of four or more
-    (in Chinese and Japanese, where a character is a word, two or more)."""
-    if feature.startswith("#") or (feature in read.words and feature not in read.chars):
-        return True
-    core = feature.strip()
-    return len(core) >= 4 or (len(core) >= 2 and all(ord(c) > 0x2E80 for c in core))
-
-
 def _factors(ctx: ThoughtContext, read: Features, model: Model, scores: Scores, level: int) -> list[Factor]:
     """Each strategy's probability (its share of the score in points), then the features that weighed most on the
     decision that settled the strategy: to escalate to it, or not to escalate beyond it."""
@@ -131,7 +123,7 @@ def _factors(ctx: ThoughtContext, read: Features, model: Model, scores: Scores, 
         for k, name in enumerate(LEVELS)
     ]
     output = max(level - 1, 0)
-    for pull in model.contributions(scores, output, lambda feature: _readable(feature, read), EXPLAINED):
+    for pull in model.contributions(scores, output, EXPLAINED):
         towards = LEVELS[output + 1] if pull.weight > 0 else LEVELS[output]
         factors.append(
             Factor(
@@ -153,9 +145,29 @@ def decide(scores: Scores, escalation: float) -> int:
 
 
 def hats_for(scores: Scores, strategy: str) -> tuple[Hat, ...]:
-    """The hats the model rates likeliest to be required, as many as the strategy runs (all five in canonical order)."""
+    """The hats to run, as many as the strategy runs (all five in canonical order): first every hat the model is at
+    least HAT_SURE sure careful people require (likeliest first), then the rest by the model's ranking."""
     count = STRATEGIES[strategy].hats
-    return HATS if count >= len(HATS) else scores.hat_order[:count]
+    if count >= len(HATS):
+        return HATS
+    sure = required(scores)
+    return (*sure, *(hat for hat in scores.hat_order if hat not in sure))[:count]
+
+
+def required(scores: Scores) -> tuple[Hat, ...]:
+    """The hats the model is at least HAT_SURE sure are required, likeliest first."""
+    return tuple(
+        sorted((h for h in HATS if scores.hats[h] >= HAT_SURE), key=lambda h: (-scores.hats[h], HATS.index(h)))
+    )
+
+
+def choose(scores: Scores, escalation: float) -> int:
+    """The strategy's step for `auto`: `decide`, then up while the strategy runs fewer hats than the model is
+    HAT_SURE sure are required (so that a required hat is run rather than guessed between)."""
+    level = decide(scores, escalation)
+    while level < len(LEVELS) - 1 and STRATEGIES[LEVELS[level]].hats < len(required(scores)):
+        level += 1
+    return level
 
 
 def route(
@@ -171,7 +183,7 @@ def route(
     model = model or shipped()
     read = features(ctx)
     scores = model.scores(read)
-    level = decide(scores, escalation)
+    level = choose(scores, escalation)
     strategy = LEVELS[level] if override == "auto" else override
     factors = _factors(ctx, read, model, scores, level)
     score = round(sum(f.points for f in factors), 1)
