@@ -31,7 +31,7 @@ Call = Callable[[str, str], Awaitable[str]]  # (role, user message) -> the model
 def prompts() -> tuple[dict[str, str], Callable[[str], str], Callable[[str, str], str]]:
     """The server's own prompts, rendered once up front: (system prompt by role, thought message, synthesis input)."""
     from thinking_hats.analysis import ThoughtContext
-    from thinking_hats.prompts import Prompts, thought_variables
+    from thinking_hats.hats.prompts import Prompts, thought_variables
 
     rendered = Prompts()
     systems = {role: rendered.render(role) for role in (*HATS, "synthesis")}

@@ -151,8 +151,8 @@ def instrumentation_us(sink_url: str, thoughts: int = 2000) -> dict[str, float]:
     import time
 
     from thinking_hats.config import Settings
-    from thinking_hats.metrics import Metrics, PrometheusMetrics
-    from thinking_hats.tracing import OtelTracer, Tracer
+    from thinking_hats.ops.metrics import Metrics, PrometheusMetrics
+    from thinking_hats.ops.telemetry import OtelTracer, Tracer
 
     def metrics_of(m: Metrics) -> None:
         for role in ("factual", "critical", "synthesis"):
@@ -244,10 +244,10 @@ class _Counted:
 async def round_trips(work: Path, thoughts: int = 20) -> dict[str, Any]:
     from thinking_hats.analysis import Analysis, Outcome, Usage
     from thinking_hats.config import Settings
-    from thinking_hats.limits import Limit, Limits
+    from thinking_hats.ops.limits import Limit, Limits
+    from thinking_hats.ops.thought_log import Trace
     from thinking_hats.store import Caller, Store, open_store
-    from thinking_hats.thoughts import Thinking, ThoughtInput
-    from thinking_hats.trace import Trace
+    from thinking_hats.tools.thoughts import Thinking, ThoughtInput
 
     class Fixed:
         async def analyse(self, ctx: Any, strategy: str, progress: Any) -> Outcome:

@@ -19,7 +19,7 @@ import signal
 from types import FrameType
 
 from thinking_hats.config import Settings
-from thinking_hats.logs import setup_logging
+from thinking_hats.ops.logs import setup_logging
 from thinking_hats.server import build_server
 
 PROFILE = cProfile.Profile()

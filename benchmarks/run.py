@@ -652,7 +652,7 @@ def rows_think(rows: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
 # stdlib ...) are charged to whoever called them, so pydantic validating an MCP message counts as MCP.
 COMPONENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("router", ("thinking_hats.routing.router", "thinking_hats.routing.model", "thinking_hats.routing.features")),
-    ("prompts", ("thinking_hats.prompts",)),
+    ("prompts", ("thinking_hats.hats.prompts",)),
     ("store", ("thinking_hats.store",)),
     ("SQLite", ("sqlite3", "_sqlite3")),
     ("thinking_hats (other)", ("thinking_hats",)),

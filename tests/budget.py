@@ -4,8 +4,8 @@ does, so that a test can set a limit with room for exactly the thoughts it means
 from __future__ import annotations
 
 from thinking_hats.analysis import ThoughtContext
-from thinking_hats.augmenter import build_augmenter
 from thinking_hats.config import Settings
+from thinking_hats.hats.augmenter import build_augmenter
 from thinking_hats.routing.router import route
 
 

@@ -13,7 +13,7 @@ import pytest
 from thinking_hats.config import Settings
 
 if TYPE_CHECKING:  # agno and the SDKs load only in the tests that build an orchestrator
-    from thinking_hats.orchestrator import Orchestrator
+    from thinking_hats.hats.orchestrator import Orchestrator
 
 pytest_plugins = ["fakes", "pg"]  # pg: the postgres_cluster (session) and postgres_url (per test) fixtures
 
@@ -73,9 +73,9 @@ Build = Callable[[Settings], "Orchestrator"]
 @pytest.fixture
 async def build() -> AsyncIterator[Build]:
     """Orchestrators made from settings (over the provider they name), closed after the test."""
-    from thinking_hats.orchestrator import Orchestrator
-    from thinking_hats.prompts import Prompts
-    from thinking_hats.providers import resolve_provider
+    from thinking_hats.hats.orchestrator import Orchestrator
+    from thinking_hats.hats.prompts import Prompts
+    from thinking_hats.hats.providers import resolve_provider
 
     made: list[Orchestrator] = []
 

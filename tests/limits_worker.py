@@ -12,11 +12,11 @@ from typing import Any
 
 from thinking_hats.analysis import Analysis, Outcome, ProgressFn, ThoughtContext, Usage
 from thinking_hats.config import Settings
-from thinking_hats.ledger import current_ledger
-from thinking_hats.limits import Hold, Limit, Limits
+from thinking_hats.ops.ledger import current_ledger
+from thinking_hats.ops.limits import Hold, Limit, Limits
+from thinking_hats.ops.thought_log import Trace
 from thinking_hats.store import Caller, open_store
-from thinking_hats.thoughts import Thinking, ThoughtInput
-from thinking_hats.trace import Trace
+from thinking_hats.tools.thoughts import Thinking, ThoughtInput
 
 PRINCIPAL = "bob"
 COST = Usage(llm_calls=1, input_tokens=60, output_tokens=40)  # 100 tokens a thought

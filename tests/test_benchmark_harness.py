@@ -14,7 +14,7 @@ import pytest
 from benchmarks.run import RECORDED, by_component, output_path
 
 from fakes import FakeLLM
-from thinking_hats.cli import main
+from thinking_hats.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE_PYTHON = getattr(sys, "_base_executable", sys.executable)

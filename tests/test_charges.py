@@ -20,7 +20,7 @@ from mcp import Client
 from calls import step, text_of
 from fakes import FakeLLM, Hold
 from thinking_hats.config import Settings
-from thinking_hats.ledger import drain
+from thinking_hats.ops.ledger import drain
 from thinking_hats.server import build_server
 from thinking_hats.store import LOCAL, DayUsage, open_store
 

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from thinking_hats import __version__
-from thinking_hats.cli import main
+from thinking_hats.cli.main import main
 from thinking_hats.config import Settings
 from thinking_hats.server import build_server
 

@@ -16,9 +16,9 @@ import pytest
 
 from stdio_peer import server_env
 from test_cli import record_sessions, run
-from thinking_hats.cli import QUICK_START_LINE, main
+from thinking_hats.cli.main import QUICK_START_LINE, main
 from thinking_hats.config import Settings
-from thinking_hats.limits import Limits
+from thinking_hats.ops.limits import Limits
 from thinking_hats.serving.gate import Gate, Principals
 
 

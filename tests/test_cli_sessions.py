@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from thinking_hats.cli import main
+from thinking_hats.cli.main import main
 from thinking_hats.config import Settings
 from thinking_hats.server import build_server
 

@@ -152,7 +152,8 @@ def imported_sdks(code: str, tmp_path: Path) -> str:
 
 def test_importing_the_server_does_not_import_any_model_sdk(tmp_path: Path) -> None:
     assert (
-        imported_sdks("import thinking_hats.server, thinking_hats.cli, thinking_hats.serving.transport", tmp_path) == ""
+        imported_sdks("import thinking_hats.server, thinking_hats.cli.main, thinking_hats.serving.transport", tmp_path)
+        == ""
     )
 
 

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 
 from stdio_peer import server_env
-from thinking_hats.cli import main
+from thinking_hats.cli.main import main
 from thinking_hats.config import Settings
 from thinking_hats.server import build_server
 

@@ -291,7 +291,7 @@ async def test_a_named_session_idle_past_crash_session_timeout_starts_afresh_wit
         await client.call_tool("crash", step(1, session_id="idle"))
         await client.call_tool("crash", step(2, session_id="idle"))
         eleven_minutes_on = time.time() + 11 * 60
-        monkeypatch.setattr("thinking_hats.crash.time", SimpleNamespace(time=lambda: eleven_minutes_on))
+        monkeypatch.setattr("thinking_hats.tools.crash.time", SimpleNamespace(time=lambda: eleven_minutes_on))
         reply = body(await client.call_tool("crash", step(3, session_id="idle")))
 
     assert reply["total_steps"] == 1

@@ -8,9 +8,9 @@ import httpx
 import pytest
 import respx
 
+from thinking_hats.cli.doctor import run_doctor
 from thinking_hats.config import Settings
-from thinking_hats.doctor import run_doctor
-from thinking_hats.providers import check_reachability, resolve_provider
+from thinking_hats.hats.providers import check_reachability, resolve_provider
 
 GATEWAY = "https://llm.gateway.test/v1"
 COMPATIBLE = {

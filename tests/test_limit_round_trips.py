@@ -14,11 +14,11 @@ import pytest
 
 from limits_worker import FixedCost
 from thinking_hats.config import Settings
-from thinking_hats.ledger import drain
-from thinking_hats.limits import Limit, Limits
+from thinking_hats.ops.ledger import drain
+from thinking_hats.ops.limits import Limit, Limits
+from thinking_hats.ops.thought_log import Trace
 from thinking_hats.store import Caller, Store, open_store
-from thinking_hats.thoughts import Thinking, ThoughtInput
-from thinking_hats.trace import Trace
+from thinking_hats.tools.thoughts import Thinking, ThoughtInput
 
 
 class Counted:

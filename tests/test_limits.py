@@ -17,10 +17,10 @@ from mcp import Client
 from budget import worst_case
 from calls import read_json, step, text_of
 from fakes import FakeLLM, Hold
-from thinking_hats.cli import main
+from thinking_hats.cli.main import main
 from thinking_hats.config import Settings
 from thinking_hats.errors import ConfigurationError
-from thinking_hats.limits import Limit, Limits, Spent
+from thinking_hats.ops.limits import Limit, Limits, Spent
 from thinking_hats.server import build_server
 from thinking_hats.store import LOCAL, open_store
 
@@ -319,9 +319,9 @@ async def test_when_the_first_of_identical_racing_calls_fails_one_waiter_takes_o
     tmp_path: Path,
 ) -> None:
     from thinking_hats.analysis import Analysis, Outcome, Usage
+    from thinking_hats.ops.thought_log import Trace
     from thinking_hats.store import Caller
-    from thinking_hats.thoughts import Thinking, ThoughtInput
-    from thinking_hats.trace import Trace
+    from thinking_hats.tools.thoughts import Thinking, ThoughtInput
 
     class Flaky:
         def __init__(self) -> None:

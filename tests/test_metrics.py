@@ -20,7 +20,7 @@ from budget import worst_case
 from http_peer import http_server
 from stdio_peer import server_env
 from thinking_hats.config import Settings
-from thinking_hats.metrics import METRICS, PREFIX
+from thinking_hats.ops.metrics import METRICS, PREFIX
 
 pytestmark = pytest.mark.slow
 
@@ -167,8 +167,8 @@ async def test_metrics_can_be_turned_off(tmp_path: Path) -> None:
 
 
 async def test_a_failed_store_transaction_is_counted_as_a_store_error_and_timed() -> None:
-    from thinking_hats import metrics
     from thinking_hats.errors import StoreError
+    from thinking_hats.ops import metrics
     from thinking_hats.store import open_store
 
     recorder = metrics.PrometheusMetrics()

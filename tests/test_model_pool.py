@@ -69,7 +69,7 @@ async def test_a_second_burst_of_twenty_full_thoughts_opens_no_new_connection(st
 def test_only_an_https_endpoint_loads_the_ca_bundle_and_all_pools_share_one_tls_context() -> None:
     import ssl
 
-    from thinking_hats.providers import http_client, resolve_provider
+    from thinking_hats.hats.providers import http_client, resolve_provider
 
     local = resolve_provider(Settings(llm_provider="ollama"))
     remote = resolve_provider(Settings(llm_provider="openai", openai_api_key="sk-x"))

@@ -12,9 +12,9 @@ import conftest
 from fakes import offline_router
 from thinking_hats.analysis import ThoughtContext
 from thinking_hats.config import Settings
-from thinking_hats.orchestrator import Orchestrator
-from thinking_hats.prompts import Prompts
-from thinking_hats.providers import resolve_provider
+from thinking_hats.hats.orchestrator import Orchestrator
+from thinking_hats.hats.prompts import Prompts
+from thinking_hats.hats.providers import resolve_provider
 from thinking_hats.routing.router import route
 
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import Build
 from fakes import FakeLLM, Hold
 from thinking_hats.analysis import ThoughtContext
-from thinking_hats.orchestrator import Orchestrator
+from thinking_hats.hats.orchestrator import Orchestrator
 from thinking_hats.routing.router import STRATEGIES, route
 
 DECISION = ThoughtContext(
@@ -240,7 +240,7 @@ async def test_agent_logs_never_reach_stdout(
 async def test_calls_that_succeed_at_once_never_start_the_retry_machinery(
     openai_llm: FakeLLM, build: Build, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import thinking_hats.orchestrator as orchestrator_module
+    import thinking_hats.hats.orchestrator as orchestrator_module
 
     def no_retry_machinery(*args: object, **kwargs: object) -> object:
         raise AssertionError("tenacity was started for a call that had not failed")

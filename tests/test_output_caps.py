@@ -11,7 +11,7 @@ from mcp import Client
 
 from fakes import FakeLLM, Seen
 from thinking_hats.config import Settings
-from thinking_hats.providers import (
+from thinking_hats.hats.providers import (
     Exchange,
     ResponseTooLarge,
     current_exchange,

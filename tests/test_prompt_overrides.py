@@ -9,11 +9,11 @@ from mcp import Client
 
 from fakes import FakeLLM
 from thinking_hats.analysis import ThoughtContext
-from thinking_hats.augmenter import build_augmenter
-from thinking_hats.cli import main
+from thinking_hats.cli.doctor import run_doctor
+from thinking_hats.cli.main import main
 from thinking_hats.config import Settings
-from thinking_hats.doctor import run_doctor
-from thinking_hats.prompts import PROMPT_VARIABLES, Prompts, thought_variables
+from thinking_hats.hats.augmenter import build_augmenter
+from thinking_hats.hats.prompts import PROMPT_VARIABLES, Prompts, thought_variables
 from thinking_hats.server import build_server
 
 

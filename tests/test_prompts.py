@@ -12,7 +12,7 @@ import pytest
 
 from thinking_hats.analysis import HATS, ThoughtContext
 from thinking_hats.config import load_settings
-from thinking_hats.prompts import PROMPT_NAMES, PromptError, Prompts, builtin_dir, clip, thought_variables
+from thinking_hats.hats.prompts import PROMPT_NAMES, PromptError, Prompts, builtin_dir, clip, thought_variables
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -234,7 +234,7 @@ def test_the_wheel_ships_the_prompts_and_uses_them_when_installed(tmp_path: Path
 
     # Installed (here: unpacked on sys.path), the package finds the prompts inside itself, not in a checkout.
     probe = (
-        "from thinking_hats.prompts import Prompts, builtin_dir; "
+        "from thinking_hats.hats.prompts import Prompts, builtin_dir; "
         "print(builtin_dir()); print(Prompts('clinical').source('thought'))"
     )
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from fakes import FakeLLM
+from thinking_hats.cli.doctor import run_doctor
 from thinking_hats.config import Settings
-from thinking_hats.doctor import run_doctor
-from thinking_hats.providers import VENDORS, ProviderConfigError, check_reachability, resolve_provider
+from thinking_hats.hats.providers import VENDORS, ProviderConfigError, check_reachability, resolve_provider
 
 KEYED = [(name, v.key_setting) for name, v in VENDORS.items() if v.key_required]
 

@@ -12,10 +12,10 @@ from mcp import Client
 
 from calls import text_of
 from pg import PostgresCluster, private_cluster
+from thinking_hats.cli.doctor import run_doctor
 from thinking_hats.config import Settings
-from thinking_hats.doctor import run_doctor
-from thinking_hats.logs import stderr_handler
-from thinking_hats.redaction import passwords_in, redact_url
+from thinking_hats.ops.logs import stderr_handler
+from thinking_hats.ops.redaction import passwords_in, redact_url
 from thinking_hats.server import build_server
 
 SECRET = "Hunter2-s3cret-pw"

@@ -7,7 +7,7 @@ import re
 from conftest import Build
 from fakes import FakeLLM, Hold
 from thinking_hats.analysis import Outcome, ThoughtContext
-from thinking_hats.orchestrator import Orchestrator
+from thinking_hats.hats.orchestrator import Orchestrator
 from thinking_hats.routing.router import route
 
 DECISION = ThoughtContext(

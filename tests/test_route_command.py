@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from thinking_hats.cli import main
+from thinking_hats.cli.main import main
 
 DECISION = (
     "Should we migrate our payment service to microservices this quarter? First, the team is stretched and "

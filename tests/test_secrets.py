@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from fakes import FakeLLM
-from thinking_hats.cli import main
+from thinking_hats.cli.main import main
 from thinking_hats.server import build_server
 
 OPENAI_KEY = "sk-LEAKCHECK-openai-0123456789"

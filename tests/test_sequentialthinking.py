@@ -12,7 +12,7 @@ from mcp import Client
 from calls import read_json, text_of
 from thinking_hats.config import Settings
 from thinking_hats.server import build_server
-from thinking_hats.thoughts import ENABLE_HINT
+from thinking_hats.tools.thoughts import ENABLE_HINT
 
 TOOL = "sequentialthinking"
 REFERENCE_FIELDS = ("thoughtNumber", "totalThoughts", "nextThoughtNeeded", "branches", "thoughtHistoryLength")

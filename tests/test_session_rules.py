@@ -13,7 +13,7 @@ from mcp import Client
 
 from calls import body, read_json, step, text_of
 from fakes import FakeLLM
-from thinking_hats.cli import main
+from thinking_hats.cli.main import main
 from thinking_hats.config import Settings
 from thinking_hats.server import build_server
 
@@ -192,7 +192,7 @@ async def test_a_completed_session_started_afresh_after_crash_session_timeout_is
     async with Client(build_server(Settings(crash_session_timeout=10))) as client:
         await client.call_tool("crash", step(1, session_id="again", is_final_step=True))
         later = time.time() + 11 * 60
-        monkeypatch.setattr("thinking_hats.crash.time", SimpleNamespace(time=lambda: later))
+        monkeypatch.setattr("thinking_hats.tools.crash.time", SimpleNamespace(time=lambda: later))
         fresh = body(await client.call_tool("crash", step(1, session_id="again")))
 
     assert fresh["completed"] is False and "completed_at_step" not in fresh

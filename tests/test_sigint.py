@@ -14,7 +14,7 @@ import pytest
 from benchmarks.stub_llm import StubLLM
 
 from stdio_peer import Peer, finish, server_env, spawn
-from thinking_hats.cli import main
+from thinking_hats.cli.main import main
 
 PROMPT_EXIT = 5.0  # seconds: "at once" with room for a loaded 2-core machine
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from thinking_hats.limits import Hold, Limit, Refusal
+from thinking_hats.ops.limits import Hold, Limit, Refusal
 from thinking_hats.store import Charge, Store, open_store
 
 

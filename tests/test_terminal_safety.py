@@ -24,13 +24,13 @@ from mcp import Client
 
 from fakes import FakeLLM
 from stdio_peer import Peer, server_env, spawn
-from thinking_hats.cli import main
+from thinking_hats.cli.main import main
 from thinking_hats.config import Settings
-from thinking_hats.report import session_markdown
+from thinking_hats.ops.thought_log import Trace
 from thinking_hats.server import build_server
 from thinking_hats.store import Entry, Session
 from thinking_hats.terminal import json_text, printable
-from thinking_hats.trace import Trace
+from thinking_hats.tools.report import session_markdown
 
 # Each a real attack on a terminal: set the title, clear the screen, ring, erase, a one-byte CSI (C1), an OSC 8
 # hyperlink, overwrite the line, reorder it (RLO), DEL and NUL.
@@ -291,7 +291,7 @@ def test_json_text_escapes_what_json_dumps_leaves_raw() -> None:
 def test_log_records_reach_stderr_without_control_characters(capsys: pytest.CaptureFixture[str]) -> None:
     import logging
 
-    from thinking_hats.logs import setup_logging
+    from thinking_hats.ops.logs import setup_logging
 
     setup_logging(Settings(thinking_log_level="WARNING"))
     logging.getLogger("thinking_hats").warning("provider said: %s", "\x1b]0;pwned\x07\x1b[2Jbad\rbody")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from fakes import FakeLLM
-from thinking_hats.cli import main
+from thinking_hats.cli.main import main
 
 QUESTION = "Should we rewrite the billing service in Rust, given the team's skills, the risk and the cost?"
 
@@ -83,7 +83,7 @@ def test_off_a_terminal_every_progress_line_ends_in_a_newline_and_rich_is_not_lo
 def test_think_builds_only_the_agents_of_the_roles_it_calls(
     configured: FakeLLM, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from thinking_hats.orchestrator import Orchestrator
+    from thinking_hats.hats.orchestrator import Orchestrator
 
     built: list[str] = []
     original = Orchestrator._agent
@@ -104,7 +104,7 @@ def test_the_command_never_loads_httpx_own_command_line_when_agno_imports_httpx(
     # httpx imports its CLI (click, pygments, rich's progress) whenever they are installed; uvicorn brings click.
     script = (
         "import sys\n"
-        "from thinking_hats.cli import main\n"
+        "from thinking_hats.cli.main import main\n"
         "assert main(['route', 'Is 7 prime?']) == 0\n"
         "import agno.models.openai.chat\n"
         "print(sorted(m for m in ('click', 'pygments', 'httpx') if m in sys.modules))\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fakes import FakeLLM, Seen
-from thinking_hats.cli import main
+from thinking_hats.cli.main import main
 
 QUESTION = "Should we rewrite the billing service in Rust, given the team's skills, the risk and the cost?"
 

@@ -17,7 +17,7 @@ from benchmarks.stub_llm import StubLLM
 
 from stdio_peer import server_env
 from thinking_hats.analysis import ThoughtContext
-from thinking_hats.cli import main
+from thinking_hats.cli.main import main
 from thinking_hats.routing.router import route
 
 QUESTION = "Should we rewrite the billing service in Rust, given the team's skills, the risk and the cost?"

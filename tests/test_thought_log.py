@@ -13,7 +13,7 @@ from mcp import Client
 from http_peer import http_server
 from stdio_peer import server_env
 from thinking_hats.config import Settings
-from thinking_hats.trace import Trace
+from thinking_hats.ops.thought_log import Trace
 
 SECRET = "Our unannounced merger with Initech closes on Friday."
 

@@ -17,11 +17,11 @@ from http_peer import http_server
 from stdio_peer import server_env
 from test_gate import tool_call
 from test_traces import Receiver, receiver  # noqa: F401  (a fixture)
-from thinking_hats.cli import main
+from thinking_hats.cli.doctor import run_doctor
+from thinking_hats.cli.main import main
 from thinking_hats.config import Settings
-from thinking_hats.doctor import run_doctor
-from thinking_hats.logs import setup_logging
-from thinking_hats.redaction import MASK, passwords_in, redact_url
+from thinking_hats.ops.logs import setup_logging
+from thinking_hats.ops.redaction import MASK, passwords_in, redact_url
 from thinking_hats.server import build_server
 
 USER_PW = "llm-Pw-planted-4242"

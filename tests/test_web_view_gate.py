@@ -84,7 +84,7 @@ async def main():
 asyncio.run(main())
 print(json.dumps({{"status": sent[0]["status"],
                   "modules": sorted(m for m in sys.modules if m.startswith(("jinja2", "thinking_hats.serving.ui",
-                                                                             "thinking_hats.chain")))}}))
+                                                                             "thinking_hats.tools.chain")))}}))
 """
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "THINKING_DATA_DIR": str(tmp_path / "data")}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from thinking_hats.chain import chain_of, mermaid, svg
 from thinking_hats.store import Store, Write, open_store
+from thinking_hats.tools.chain import chain_of, mermaid, svg
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

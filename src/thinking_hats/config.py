@@ -393,7 +393,7 @@ class Settings(BaseModel):
 
     def secrets(self) -> list[str]:
         """Every secret value configured, so outputs can be scrubbed of them."""
-        from .redaction import passwords_in  # every form a URL carries a secret in, malformed ones included
+        from .ops.redaction import passwords_in  # every form a URL carries a secret in, malformed ones included
 
         found = [v.get_secret_value() for v in self.__dict__.values() if isinstance(v, SecretStr)]
         for url in self.urls().values():
@@ -412,7 +412,7 @@ class Settings(BaseModel):
 
     def store_shown(self) -> str:
         """THINKING_STORE as it may be shown (doctor, messages): any password masked."""
-        from .redaction import redact_url
+        from .ops.redaction import redact_url
 
         return redact_url(self.thinking_store)
 

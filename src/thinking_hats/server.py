@@ -21,19 +21,20 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import __version__, tracing
+from . import __version__
 from .analysis import ProgressFn
-from .augmenter import Augmentation, build_augmenter
 from .config import Settings
-from .crash import Crash, CrashReply, CrashStep, NextAction, crash_error
 from .errors import InvalidThought, StoreError, ThinkingError
-from .ledger import drain
-from .limits import Limits
-from .report import LIST_BY_MCP, iso, load, session_json, session_markdown
+from .hats.augmenter import Augmentation, build_augmenter
+from .ops import telemetry
+from .ops.ledger import drain
+from .ops.limits import Limits
+from .ops.thought_log import Trace
 from .serving.pipes import answered_before_eof, stdio_pipes
 from .store import LOCAL, Caller, Store, open_store_for
-from .thoughts import BRANCH_ID, JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply, prune
-from .trace import Trace
+from .tools.crash import Crash, CrashReply, CrashStep, NextAction, crash_error
+from .tools.report import LIST_BY_MCP, iso, load, session_json, session_markdown
+from .tools.thoughts import BRANCH_ID, JSON_SCHEMA_DIALECT, SESSION_ID, Thinking, ThoughtInput, ThoughtReply, prune
 
 log = logging.getLogger("thinking_hats")
 
@@ -111,7 +112,7 @@ class ThinkingServer(MCPServer[App]):
 
     def _redact(self, message: str) -> str:
         """A tool error as a tenant may see it: never a configured secret (the store's password above all)."""
-        from .redaction import scrub
+        from .ops.redaction import scrub
 
         return scrub(message, self.core.settings.secrets())
 
@@ -541,14 +542,14 @@ class _Core:
 
 
 def _start_tracing(settings: Settings) -> None:
-    if settings.traces_endpoint and not tracing.current().enabled:
-        tracing.install(tracing.build_tracer(settings))
+    if settings.traces_endpoint and not telemetry.current().enabled:
+        telemetry.install(telemetry.build_tracer(settings))
 
 
 def _stop_tracing() -> None:
     """Flush and end the traces of this process (the batch still queued is sent now)."""
-    tracer = tracing.current()
-    tracing.install(None)
+    tracer = telemetry.current()
+    telemetry.install(None)
     try:
         tracer.shutdown()
     except Exception:  # an unreachable collector must not fail the shutdown

@@ -15,7 +15,7 @@ import hashlib
 import hmac
 from typing import Any
 
-from ..metrics import Metrics
+from ..ops.metrics import Metrics
 from .gate import UNAUTHORIZED, _json
 
 

@@ -97,7 +97,7 @@ def http_app(
         gate.ui = WebView(server.core.store, lambda: gate.principals, server.core.limits)
     if not settings.thinking_metrics:
         return gate
-    from .. import metrics
+    from ..ops import metrics
     from .exposition import MetricsEndpoint
 
     recorder = metrics.PrometheusMetrics(metrics_dir)
@@ -131,7 +131,7 @@ def serve_http(settings: Settings, host: str, port: int, workers: int = 1) -> No
     """
     import sys
 
-    from ..limits import Limits
+    from ..ops.limits import Limits
     from ..store import LOCAL
 
     hangups.count()  # from here on a SIGHUP is never fatal (the command counts them from its start: see cli)
@@ -321,7 +321,7 @@ def _worker(
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # until the app's handler re-reads the tokens and limits
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP})
     from ..config import Settings
-    from ..logs import setup_logging
+    from ..ops.logs import setup_logging
 
     settings = Settings()
     setup_logging(settings)

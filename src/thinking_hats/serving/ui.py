@@ -31,10 +31,10 @@ from typing import Any
 
 import jinja2
 
-from ..chain import chain_of, status_of, svg
 from ..errors import ThinkingError
-from ..limits import Limits
+from ..ops.limits import Limits
 from ..store import LOCAL, Entry, Session, Store
+from ..tools.chain import chain_of, status_of, svg
 from .gate import Principals
 
 log = logging.getLogger("thinking_hats")

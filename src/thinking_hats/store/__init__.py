@@ -25,9 +25,9 @@ from time import perf_counter  # not through `time`: the tests move that clock
 from typing import Any, Protocol
 
 from ..errors import InvalidThought, StoreBusy, StoreError
-from ..limits import Hold, Limit, Refusal, Spent, day_of, minute_of, over
-from ..metrics import current as metrics
-from ..tracing import current as tracer
+from ..ops.limits import Hold, Limit, Refusal, Spent, day_of, minute_of, over
+from ..ops.metrics import current as metrics
+from ..ops.telemetry import current as tracer
 
 LOCAL = "local"  # the one principal of stdio and of loopback HTTP without tokens
 

@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from ..errors import StoreBusy, StoreError, StoreUnavailable
-from ..redaction import passwords_in, redact_url, scrub
+from ..ops.redaction import passwords_in, redact_url, scrub
 from . import _schema
 
 _POOL_SIZE = 10  # per process, unless the caller sizes it (THINKING_STORE_POOL_SIZE over --workers)

@@ -6,18 +6,18 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import tracing
-from .analysis import Outcome, ProgressFn, ThoughtContext
-from .augmenter import build_augmenter
-from .config import Settings
-from .ledger import drain
-from .store import LOCAL, Caller, open_store
-from .terminal import json_text, printable
-from .thoughts import Augmenter, Thinking, ThoughtInput
-from .trace import Trace
+from ..analysis import Outcome, ProgressFn, ThoughtContext
+from ..config import Settings
+from ..hats.augmenter import build_augmenter
+from ..ops import telemetry
+from ..ops.ledger import drain
+from ..ops.thought_log import Trace
+from ..store import LOCAL, Caller, open_store
+from ..terminal import json_text, printable
+from ..tools.thoughts import Augmenter, Thinking, ThoughtInput
 
 if TYPE_CHECKING:
-    from .routing.router import Route
+    from ..routing.router import Route
 
 
 class _Announced:
@@ -30,7 +30,7 @@ class _Announced:
         self.show = show
 
     async def analyse(self, ctx: ThoughtContext, strategy: str, progress: ProgressFn | None) -> Outcome:
-        from .routing.router import route
+        from ..routing.router import route
 
         # The same route the augmenter takes (deterministic, microseconds), as the orchestrator will run it.
         chosen = route(ctx, self.settings.thinking_escalation, strategy)
@@ -49,7 +49,7 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
     """One thought from the terminal. On a terminal, stderr shows a live line per hat (rich); elsewhere (a pipe, a
     log file, CI) plain lines, each ending in a newline, and rich is never imported."""
     if settings.traces_endpoint:
-        tracing.install(tracing.build_tracer(settings))
+        telemetry.install(telemetry.build_tracer(settings))
     store = await open_store(settings.postgres_url(), settings.database_path())
     augmenter, problem = build_augmenter(settings, all_agents=False)  # one thought: only its roles' agents
     screen = _Live() if sys.stderr.isatty() else _Lines()
@@ -89,8 +89,8 @@ async def think(settings: Settings, thought: str, strategy: str | None, session:
             await augmenter.aclose()
         await drain()  # a thought stopped by Ctrl-C: the calls it made are charged before the store closes
         await store.close()
-        tracing.current().shutdown()  # sends the spans still queued
-        tracing.install(None)
+        telemetry.current().shutdown()  # sends the spans still queued
+        telemetry.install(None)
     if as_json:
         sys.stdout.write(json_text(result.structured(), indent=2) + "\n")
     else:

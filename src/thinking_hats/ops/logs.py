@@ -10,8 +10,8 @@ import logging
 import sys
 import traceback
 
-from .config import Settings
-from .terminal import printable
+from ..config import Settings
+from ..terminal import printable
 
 AGNO_LOGGERS = ("agno", "agno-team", "agno-workflow")
 

@@ -29,9 +29,9 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Settings
-from .errors import ConfigurationError
-from .terminal import counted
+from ..config import Settings
+from ..errors import ConfigurationError
+from ..terminal import counted
 
 log = logging.getLogger("thinking_hats")
 

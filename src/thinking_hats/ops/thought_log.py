@@ -13,8 +13,8 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from .config import Settings
-from .terminal import json_text, printable
+from ..config import Settings
+from ..terminal import json_text, printable
 
 _COLOURS = {"blue": "34", "yellow": "33", "green": "32", "cyan": "36", "red": "31", "dim": "2", "bold": "1"}
 _WIDTH = 76

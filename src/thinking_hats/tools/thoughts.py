@@ -16,15 +16,15 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
-from .analysis import Analysis, Outcome, ProgressFn, ThoughtContext, Usage, _Wire
-from .config import Settings
-from .errors import InvalidThought, StoreError
-from .ledger import Ledger, hold_seconds
-from .limits import Limits, Refusal
-from .metrics import current as metrics
-from .store import EMPTY, Caller, Charge, Entry, Eviction, Store, View, Write, new_session_id, wrong_tool
-from .trace import Trace
-from .tracing import current as tracer
+from ..analysis import Analysis, Outcome, ProgressFn, ThoughtContext, Usage, _Wire
+from ..config import Settings
+from ..errors import InvalidThought, StoreError
+from ..ops.ledger import Ledger, hold_seconds
+from ..ops.limits import Limits, Refusal
+from ..ops.metrics import current as metrics
+from ..ops.telemetry import current as tracer
+from ..ops.thought_log import Trace
+from ..store import EMPTY, Caller, Charge, Entry, Eviction, Store, View, Write, new_session_id, wrong_tool
 
 log = logging.getLogger("thinking_hats")
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-from .config import Settings
+from ..config import Settings
 
 
 class Span:
@@ -84,7 +84,7 @@ class OtelTracer(Tracer):
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-        from . import __version__
+        from .. import __version__
 
         headers = settings.otel_exporter_otlp_traces_headers or settings.otel_exporter_otlp_headers
         self.text = settings.thinking_trace_text

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .store import Entry
+from ..store import Entry
 
 EdgeKind = Literal["next", "revision", "branch"]
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import __version__
-from .errors import ThinkingError
-from .terminal import json_text, printable
+from .. import __version__
+from ..errors import ThinkingError
+from ..terminal import json_text, printable
 
 EXAMPLES = """\
 examples:
@@ -170,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "route" and args.misses and args.eval is None:
         parser.error("route --misses lists the disagreements with a labelled file: add --eval FILE")
     if args.command == "serve" and getattr(args, "transport", "stdio") == "http":
-        from .serving import hangups
+        from ..serving import hangups
 
         hangups.count()  # a SIGHUP during start-up is counted (the files are then read again), never fatal
     if "httpx" not in sys.modules:
@@ -203,19 +203,19 @@ def _main(args: argparse.Namespace) -> int:
                 "service's group only, so run this as one of them (sudo)"
             )
     try:
-        from .config import Settings
+        from ..config import Settings
 
         # A named file is the service's environment: its variables win over this shell's, as under systemd.
         settings = Settings.read(env_file, file_first=True) if env_file is not None else Settings()
     except ValidationError as exc:
         return _fail(_settings_problem(exc))
-    from .logs import setup_logging
+    from ..ops.logs import setup_logging
 
     setup_logging(settings)
     command = args.command or "serve"
     try:
         if command == "serve":
-            from .serving.transport import serve_http, serve_stdio
+            from ..serving.transport import serve_http, serve_stdio
 
             if getattr(args, "transport", "stdio") == "http":
                 serve_http(settings, args.host, args.port, args.workers)
@@ -227,12 +227,12 @@ def _main(args: argparse.Namespace) -> int:
                 serve_stdio(settings)
             return 0
         if command == "sessions" and getattr(args, "open", False):
-            from .serving.viewer import serve_ui
+            from ..serving.viewer import serve_ui
 
             serve_ui(settings, session_id=args.session_id, principal=args.principal or "local")
             return 0
         if command == "ui":
-            from .serving.viewer import serve_ui
+            from ..serving.viewer import serve_ui
 
             serve_ui(settings, args.port, principal=args.principal)
             return 0
@@ -241,7 +241,7 @@ def _main(args: argparse.Namespace) -> int:
         if command == "usage":
             return _usage(settings, args)
         if command == "route":
-            from .routing.evaluation import route_command
+            from ..routing.evaluation import route_command
 
             sys.stdout.write(route_command(settings, args.thought, args.eval, args.json, args.misses))
             return 0
@@ -266,7 +266,7 @@ def _main(args: argparse.Namespace) -> int:
     except ValidationError as exc:  # the same checks the tools apply, e.g. a session id with a space
         return _fail("invalid input: " + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
     except Exception as exc:
-        from .errors import ConfigurationError
+        from ..errors import ConfigurationError
 
         if isinstance(exc, ConfigurationError):
             return _fail(str(exc))
@@ -275,8 +275,8 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def _sessions(settings: Any, args: argparse.Namespace) -> int:
-    from .report import load, session_json, session_markdown
-    from .store import open_store
+    from ..store import open_store
+    from ..tools.report import load, session_json, session_markdown
 
     async def fetch() -> Any:
         store = await open_store(settings.postgres_url(), settings.database_path())
@@ -314,7 +314,7 @@ def _usage(settings: Any, args: argparse.Namespace) -> int:
     import dataclasses
     import time
 
-    from .store import open_store
+    from ..store import open_store
 
     since = args.since
     if args.days is not None:
@@ -398,7 +398,7 @@ def _session_table(sessions: Sequence[Any]) -> str:
 
 def _settings_problem(exc: ValidationError) -> str:
     lines = ["invalid configuration:"]
-    from .config import Settings
+    from ..config import Settings
 
     for err in exc.errors():
         name = "_".join(str(p) for p in err["loc"]).upper() or "settings"

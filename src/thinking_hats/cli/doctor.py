@@ -6,8 +6,8 @@ import sys
 
 from pydantic import SecretStr
 
-from .config import Settings
-from .errors import StoreError
+from ..config import Settings
+from ..errors import StoreError
 
 UNSET = "(unset)"
 
@@ -18,7 +18,7 @@ def masked_settings(settings: Settings) -> dict[str, str]:
     The model variables also say which model runs when they are unset (the provider's default, or an older
     `{PROVIDER}_*_MODEL_ID` name), so what doctor lists is what the server would use.
     """
-    from .redaction import redact_url
+    from ..ops.redaction import redact_url
 
     shown: dict[str, str] = {}
     urls = settings.urls()
@@ -42,7 +42,7 @@ def masked_settings(settings: Settings) -> dict[str, str]:
 
 def _resolved_models(settings: Settings) -> tuple[str, str] | None:
     """The hat and synthesis models the provider would run (None: no provider, or one that cannot work)."""
-    from .providers import ProviderConfigError, resolve_provider
+    from ..hats.providers import ProviderConfigError, resolve_provider
 
     try:
         provider = resolve_provider(settings)
@@ -60,7 +60,7 @@ async def run_doctor(settings: Settings) -> int:
 
     out.write("\nStore:\n")
     try:
-        from .store import open_store
+        from ..store import open_store
 
         store = await open_store(settings.postgres_url(), settings.database_path())
         try:
@@ -78,13 +78,13 @@ async def run_doctor(settings: Settings) -> int:
             )
     except StoreError as exc:
         ok = False
-        from .redaction import scrub
+        from ..ops.redaction import scrub
 
         out.write(f"  FAILED: {scrub(str(exc), settings.secrets())}\n")
 
     out.write("\nPrompts:\n")
     try:
-        from .prompts import PROMPT_NAMES, Prompts
+        from ..hats.prompts import PROMPT_NAMES, Prompts
 
         prompts = Prompts.from_settings(settings)
         for name in PROMPT_NAMES:
@@ -98,7 +98,7 @@ async def run_doctor(settings: Settings) -> int:
         out.write(f"  FAILED: {exc}\n")
 
     out.write("\nProvider:\n")
-    from .providers import ProviderConfigError, check_reachability, resolve_provider
+    from ..hats.providers import ProviderConfigError, check_reachability, resolve_provider
 
     try:
         provider = resolve_provider(settings)

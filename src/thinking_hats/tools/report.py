@@ -6,9 +6,9 @@ import re
 import time
 from typing import Any
 
-from .errors import ThinkingError
-from .store import Entry, Session, Store
-from .terminal import printable
+from ..errors import ThinkingError
+from ..store import Entry, Session, Store
+from ..terminal import printable
 
 LIST_BY_CLI = "list sessions with `thinking-hats sessions list`"
 LIST_BY_MCP = "read the resource thinking://sessions for the sessions you can open"  # a remote client can

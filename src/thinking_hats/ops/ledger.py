@@ -22,13 +22,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .errors import StoreError
+from ..errors import StoreError
 from .limits import Hold, Limits, Refusal
 from .metrics import current as metrics
 
 if TYPE_CHECKING:
-    from .analysis import Outcome
-    from .store import Charge, Store
+    from ..analysis import Outcome
+    from ..store import Charge, Store
 
 log = logging.getLogger("thinking_hats")
 
@@ -92,7 +92,7 @@ class Ledger:
     def spent(self, calls: int, input_tokens: int, output_tokens: int, cached_input_tokens: int) -> None:
         """One model call ended (requests sent, the tokens they cost): charge it now, in a task of its own.
         Synchronous, so that it can be called from a `finally` of a call being cancelled."""
-        from .store import Charge
+        from ..store import Charge
 
         if not (calls or input_tokens or output_tokens):
             return

@@ -18,7 +18,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
-from .analysis import (
+from ..analysis import (
     ROLES,
     Analysis,
     HatRun,
@@ -29,11 +29,13 @@ from .analysis import (
     ThoughtContext,
     Usage,
 )
-from .config import Settings
-from .ledger import current_ledger, estimate_tokens
-from .limits import Hold
-from .logs import route_agno_logs
-from .metrics import current as metrics
+from ..config import Settings
+from ..ops.ledger import current_ledger, estimate_tokens
+from ..ops.limits import Hold
+from ..ops.logs import route_agno_logs
+from ..ops.metrics import current as metrics
+from ..ops.telemetry import current as tracer
+from ..routing.router import Route
 from .prompts import Prompts, clip, thought_variables
 from .providers import (
     Exchange,
@@ -46,8 +48,6 @@ from .providers import (
     sdk_client,
     token_counts,
 )
-from .routing.router import Route
-from .tracing import current as tracer
 
 log = logging.getLogger("thinking_hats")
 

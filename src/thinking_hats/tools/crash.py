@@ -12,16 +12,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .analysis import Outcome, ThoughtContext, Usage
-from .config import Settings
-from .errors import InvalidThought
-from .ledger import Ledger, hold_seconds
-from .limits import Limits, Refusal
-from .metrics import current as metrics
-from .store import EMPTY, Caller, Charge, Entry, Store, View, Write, new_session_id, wrong_tool
+from ..analysis import Outcome, ThoughtContext, Usage
+from ..config import Settings
+from ..errors import InvalidThought
+from ..ops.ledger import Ledger, hold_seconds
+from ..ops.limits import Limits, Refusal
+from ..ops.metrics import current as metrics
+from ..ops.telemetry import current as tracer
+from ..ops.thought_log import Trace
+from ..store import EMPTY, Caller, Charge, Entry, Store, View, Write, new_session_id, wrong_tool
 from .thoughts import JSON_SCHEMA_DIALECT, Augmenter, evicted_error, housekeeping
-from .trace import Trace
-from .tracing import current as tracer
 
 PURPOSES = (
     "analysis",

@@ -11,10 +11,10 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .analysis import HATS, ThoughtContext
+from ..analysis import HATS, ThoughtContext
 
 if TYPE_CHECKING:
-    from .config import Settings
+    from ..config import Settings
 
 DEFAULT_PACK = "default"
 # Every name the orchestrator renders (the hats' and the synthesizer's system prompts, the hats' user message,
@@ -35,10 +35,10 @@ class PromptError(ValueError):
 
 def builtin_dir() -> Path:
     """Where the shipped prompts live: inside the installed package, else the checkout's `prompts/`."""
-    packaged = resources.files(__package__ or "thinking_hats") / "prompts"
+    packaged = resources.files("thinking_hats") / "prompts"
     if isinstance(packaged, Path) and packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parents[2] / "prompts"  # editable install / source checkout
+    return Path(__file__).resolve().parents[3] / "prompts"  # editable install / source checkout
 
 
 class Prompts:

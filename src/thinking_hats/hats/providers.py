@@ -20,7 +20,7 @@ from typing import Any, Literal
 import httpx2  # already loaded by mcp; the SDKs and agno are what stay lazy
 from pydantic import SecretStr
 
-from .config import Settings
+from ..config import Settings
 
 Wire = Literal["openai", "openai-like", "anthropic"]
 
@@ -145,7 +145,7 @@ class ResolvedProvider:
     @property
     def shown_url(self) -> str:
         """The endpoint as messages, doctor and traces show it: a password or key in it masked."""
-        from .redaction import redact_url
+        from ..ops.redaction import redact_url
 
         return redact_url(self.base_url)
 
@@ -194,7 +194,7 @@ def resolve_provider(settings: Settings) -> ResolvedProvider | None:
             f"LLM_PROVIDER={name} needs LLM_BASE_URL: set it to the server's endpoint, e.g. http://127.0.0.1:8000/v1"
         )
     if not base_url.startswith(("http://", "https://")):
-        from .redaction import redact_url
+        from ..ops.redaction import redact_url
 
         raise ProviderConfigError(
             f"LLM_BASE_URL={redact_url(base_url)!r} is not an http(s) URL: set it to e.g. https://host/v1"
@@ -456,7 +456,7 @@ def token_counts(wire: Wire, metrics: Any) -> Tokens:
 async def check_reachability(provider: ResolvedProvider) -> tuple[bool, str]:
     """Whether the endpoint answers and takes the key, without paying for a completion; the detail names the
     URLs asked with any password or key in LLM_BASE_URL masked."""
-    from .redaction import passwords_in, scrub
+    from ..ops.redaction import passwords_in, scrub
 
     reachable, detail = await _reachability(provider)
     return reachable, scrub(detail, passwords_in(provider.base_url))

@@ -10,8 +10,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from .analysis import Outcome, ProgressFn, ThoughtContext
-from .config import Settings
+from ..analysis import Outcome, ProgressFn, ThoughtContext
+from ..config import Settings
 
 if TYPE_CHECKING:
     from .orchestrator import Orchestrator
@@ -45,7 +45,7 @@ class Augmentation:
     async def _build(self) -> Orchestrator:
         # Imports of agno and the SDKs are CPU-bound and slow; a thread keeps the loop answering meanwhile.
         def load() -> Orchestrator:
-            from .analysis import ROLES
+            from ..analysis import ROLES
             from .orchestrator import Orchestrator
 
             return Orchestrator(self.settings, self.provider, self.prompts, ROLES if self.all_agents else ())
@@ -58,11 +58,11 @@ class Augmentation:
         return await asyncio.shield(self._ready)
 
     async def analyse(self, ctx: ThoughtContext, strategy: str, progress: ProgressFn | None) -> Outcome:
-        from .routing.router import route
+        from ..routing.router import route
 
         chosen = route(ctx, self._escalation, strategy)
         orchestrator = await self.orchestrator()
-        from .ledger import current_ledger
+        from ..ops.ledger import current_ledger
         from .providers import current_lane
 
         ledger = current_ledger.get()

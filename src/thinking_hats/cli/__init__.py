@@ -1,0 +1,1 @@
+"""The command line `thinking-hats`: serve, think, route, doctor, usage and sessions."""
