@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -430,17 +430,28 @@ async def main_async(plan: Plan, smoke: bool) -> dict[str, Any]:
     return results
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def command(
+    doc: str | None,
+    measure: Callable[[bool], Coroutine[Any, Any, dict[str, Any]]],
+    table: Callable[[dict[str, Any]], str],
+    default_output: Path,
+) -> int:
+    """The command line of a load benchmark (this one and limits.py): --smoke and --output, the JSON written, the
+    table printed."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="tiny counts and latency: checks the harness runs")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="where to write the JSON (%(default)s)")
+    parser.add_argument("--output", type=Path, default=default_output, help="where to write the JSON (%(default)s)")
     args = parser.parse_args()
-    results = asyncio.run(main_async(SMOKE if args.smoke else FULL, args.smoke))
+    results = asyncio.run(measure(args.smoke))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))
     print(f"\nJSON written to {args.output}")
     return 0
+
+
+def main() -> int:
+    return command(__doc__, lambda smoke: main_async(SMOKE if smoke else FULL, smoke), table, DEFAULT_OUTPUT)
 
 
 if __name__ == "__main__":

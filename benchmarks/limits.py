@@ -19,9 +19,7 @@ JSON-RPC connections, all as the loopback principal `local`. The benchmark repor
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import os
 import platform
 import re
@@ -36,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from benchmarks.deploy import Connection, server_env, serving, stub_model, thought  # noqa: E402
+from benchmarks.deploy import Connection, command, server_env, serving, stub_model, thought  # noqa: E402
 
 DEFAULT_OUTPUT = HERE / ".cache" / "limits.json"
 REPLICAS, WORKERS, CLIENTS = 2, 2, 4
@@ -179,16 +177,7 @@ def table(results: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--smoke", action="store_true", help="fewer thoughts: checks the harness runs")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="where to write the JSON (%(default)s)")
-    args = parser.parse_args()
-    results = asyncio.run(main_async(SMOKE if args.smoke else FULL, args.smoke))
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
-    print(table(results))
-    print(f"\nJSON written to {args.output}")
-    return 0
+    return command(__doc__, lambda smoke: main_async(SMOKE if smoke else FULL, smoke), table, DEFAULT_OUTPUT)
 
 
 if __name__ == "__main__":
